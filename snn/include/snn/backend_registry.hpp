@@ -1,0 +1,17 @@
+// Registration of optional backends (CUDA) so that make_backend can offer them without the core
+// depending on them.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "snn/backend.hpp"
+
+namespace snn {
+
+using BackendFactory = std::function<std::unique_ptr<Backend>(int threads)>;
+// Returns false and says why (e.g. no GPU) when the backend cannot run on this machine.
+using BackendAvailable = std::function<bool(std::string* why)>;
+void register_backend(const std::string& name, BackendFactory factory, BackendAvailable available);
+
+}  // namespace snn

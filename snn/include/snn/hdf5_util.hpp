@@ -1,0 +1,36 @@
+// Small helpers over the HDF5 C++ API shared by the model and result file writers: attributes and
+// datasets of scalars, strings, float tensors; and atomic file writing (temp file + rename).
+// Internal to the core (included by .cpp files only).
+#pragma once
+#include <H5Cpp.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "snn/tensor.hpp"
+
+namespace snn::h5 {
+
+void write_attr(H5::H5Object& obj, const std::string& name, const std::string& value);
+void write_attr(H5::H5Object& obj, const std::string& name, double value);
+void write_attr(H5::H5Object& obj, const std::string& name, int64_t value);
+void write_attr(H5::H5Object& obj, const std::string& name, const std::vector<int64_t>& value);
+bool has_attr(const H5::H5Object& obj, const std::string& name);
+std::string read_string_attr(const H5::H5Object& obj, const std::string& name);
+double read_double_attr(const H5::H5Object& obj, const std::string& name);
+std::vector<int64_t> read_int_array_attr(const H5::H5Object& obj, const std::string& name);
+// Names of all attributes of obj.
+std::vector<std::string> attr_names(const H5::H5Object& obj);
+
+void write_tensor(H5::Group& g, const std::string& name, const Tensor& t);
+void write_vector(H5::Group& g, const std::string& name, const std::vector<double>& v);
+void write_matrix(H5::Group& g, const std::string& name, const std::vector<std::vector<double>>& rows);
+Tensor read_tensor(const H5::Group& g, const std::string& name);
+std::vector<std::string> child_names(const H5::Group& g);
+
+// Calls write(file) on a new HDF5 file at a temporary path next to `path`, then renames it over `path`.
+// On any exception the temporary file is removed and the exception propagates.
+void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write);
+
+}  // namespace snn::h5

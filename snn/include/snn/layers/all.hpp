@@ -1,0 +1,8 @@
+// Convenience: every built-in layer type.
+#pragma once
+#include "snn/layers/add.hpp"
+#include "snn/layers/conv2d.hpp"
+#include "snn/layers/flatten.hpp"
+#include "snn/layers/linear.hpp"
+#include "snn/layers/neuron.hpp"
+#include "snn/layers/pooling.hpp"

@@ -1,0 +1,56 @@
+// Pooling layers over [C, H, W] inputs (zero/−∞ padding, floor output size, as PyTorch by default).
+//
+// AvgPool2d is linear, so spikes average exactly as rates do. MaxPool2d is not: the max of spike trains
+// is not the spike train of the max rate. In the SNN view MaxPool2d therefore *gates* each window: it
+// keeps a running sum of every input and passes, at each step, the current input of the element whose
+// running sum is highest (ties: first). The passed rate tracks the max rate without the surplus spikes.
+#pragma once
+#include "snn/layer.hpp"
+
+namespace snn {
+
+struct PoolSpec {
+  int64_t kernel_h = 2, kernel_w = 2;
+  int64_t stride_h = 2, stride_w = 2;
+  int64_t pad_h = 0, pad_w = 0;
+};
+
+class PoolLayer : public Layer {
+ public:
+  PoolLayer(std::string name, PoolSpec spec);
+  Shape output_shape(const std::vector<Shape>& inputs) const override;
+  bool preserves_events() const override { return true; }
+  std::string summary() const override;
+  LayerRecord to_record() const override;
+  const PoolSpec& spec() const { return spec_; }
+
+ protected:
+  static PoolSpec spec_from_record(const LayerRecord& r);
+  PoolSpec spec_;
+};
+
+class AvgPool2d : public PoolLayer {
+ public:
+  // count_include_pad as in PyTorch's default (padding zeros count in the divisor).
+  using PoolLayer::PoolLayer;
+  std::string type() const override { return "avgpool2d"; }
+  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<AvgPool2d>(*this); }
+  static std::unique_ptr<Layer> from_record(const LayerRecord& r);
+};
+
+class MaxPool2d : public PoolLayer {
+ public:
+  using PoolLayer::PoolLayer;
+  std::string type() const override { return "maxpool2d"; }
+  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
+  bool stateful() const override { return true; }
+  std::unique_ptr<LayerState> make_state(const std::vector<Shape>& inputs, int64_t batch) const override;
+  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
+                   const StepChunk& chunk) const override;
+  std::string summary() const override;
+  std::unique_ptr<Layer> clone() const override { return std::make_unique<MaxPool2d>(*this); }
+  static std::unique_ptr<Layer> from_record(const LayerRecord& r);
+};
+
+}  // namespace snn

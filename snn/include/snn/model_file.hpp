@@ -1,0 +1,23 @@
+// *.snn.h5: one self-describing HDF5 file per network.
+//   /                 attributes: format = "snnc-network", format_version, snnc_version,
+//                     input_shape, layer_count; group /metadata holds provenance strings
+//   /preprocessing    datasets mean, std (absent: none)
+//   /layers/NNNN      one group per node in order: attributes type, name, inputs (int array), number
+//                     and string attributes; datasets for the layer's tensors (weight, bias, threshold…)
+// Written to a temporary file beside the target, then renamed: a failed save leaves nothing behind.
+// Reading checks format, version, types and shapes, and fails with the file and layer named.
+#pragma once
+#include <string>
+
+#include "snn/network.hpp"
+
+namespace snn {
+
+constexpr int kModelFormatVersion = 1;
+
+void save_network(const Network& net, const std::string& path);
+Network load_network(const std::string& path);
+
+const char* snnc_version();
+
+}  // namespace snn

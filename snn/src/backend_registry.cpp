@@ -1,0 +1,49 @@
+// make_backend: picks the backend by name. The CUDA backend (in snn_cuda) registers itself at start-up
+// of programs that link it; the core knows only the CPU one.
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "snn/backend_registry.hpp"
+#include "snn/cpu_backend.hpp"
+#include "snn/error.hpp"
+
+namespace snn {
+
+namespace {
+struct Entry {
+  BackendFactory factory;
+  BackendAvailable available;
+};
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> r;
+  return r;
+}
+std::mutex registry_mutex;
+}  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory, BackendAvailable available) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry()[name] = {std::move(factory), std::move(available)};
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bool quiet) {
+  if (device == "cpu") return std::make_unique<CpuBackend>(threads);
+  if (device != "cuda" && device != "auto")
+    throw Error("unknown device '" + device + "' (expected cpu, cuda or auto)");
+  Entry cuda;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto it = registry().find("cuda");
+    if (it != registry().end()) cuda = it->second;
+  }
+  std::string why;
+  if (!cuda.factory) why = "this snnc was built without the CUDA backend (configure with -DSNN_WITH_CUDA=ON)";
+  else if (cuda.available && !cuda.available(&why)) why = "no usable GPU: " + why;
+  if (why.empty()) return cuda.factory(threads);
+  if (device == "cuda") throw Error("--device cuda: " + why);
+  if (!quiet) std::fprintf(stderr, "snnc: using the CPU backend (%s)\n", why.c_str());
+  return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace snn

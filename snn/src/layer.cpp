@@ -1,0 +1,84 @@
+#include "snn/layer.hpp"
+
+#include <mutex>
+
+#include "snn/error.hpp"
+#include "snn/layers/all.hpp"
+
+namespace snn {
+
+namespace {
+std::string where(const LayerRecord& r) { return "layer '" + r.name + "' (" + r.type + ")"; }
+}  // namespace
+
+const Tensor& LayerRecord::tensor(const std::string& key) const {
+  auto it = tensors.find(key);
+  require(it != tensors.end(), where(*this) + ": missing tensor '" + key + "'");
+  return it->second;
+}
+
+double LayerRecord::number(const std::string& key) const {
+  auto it = numbers.find(key);
+  require(it != numbers.end(), where(*this) + ": missing attribute '" + key + "'");
+  return it->second;
+}
+
+double LayerRecord::number_or(const std::string& key, double fallback) const {
+  auto it = numbers.find(key);
+  return it == numbers.end() ? fallback : it->second;
+}
+
+const std::string& LayerRecord::string(const std::string& key) const {
+  auto it = strings.find(key);
+  require(it != strings.end(), where(*this) + ": missing attribute '" + key + "'");
+  return it->second;
+}
+
+std::string LayerRecord::string_or(const std::string& key, const std::string& fallback) const {
+  auto it = strings.find(key);
+  return it == strings.end() ? fallback : it->second;
+}
+
+std::unique_ptr<LayerState> Layer::make_state(const std::vector<Shape>&, int64_t) const { return nullptr; }
+
+void Layer::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState*, const StepChunk&) const {
+  forward(inputs, out);
+}
+
+void Layer::fail(const std::string& message) const {
+  throw Error("layer '" + name_ + "' (" + type() + "): " + message);
+}
+
+namespace {
+std::map<std::string, LayerFactory>& registry() {
+  static std::map<std::string, LayerFactory> r = {
+      {"conv2d", [](const LayerRecord& r) { return Conv2d::from_record(r); }},
+      {"linear", [](const LayerRecord& r) { return Linear::from_record(r); }},
+      {"avgpool2d", [](const LayerRecord& r) { return AvgPool2d::from_record(r); }},
+      {"maxpool2d", [](const LayerRecord& r) { return MaxPool2d::from_record(r); }},
+      {"flatten", [](const LayerRecord& r) { return Flatten::from_record(r); }},
+      {"add", [](const LayerRecord& r) { return Add::from_record(r); }},
+      {"neuron", [](const LayerRecord& r) { return NeuronLayer::from_record(r); }},
+  };
+  return r;
+}
+std::mutex registry_mutex;
+}  // namespace
+
+void register_layer_type(const std::string& type, LayerFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry()[type] = std::move(factory);
+}
+
+std::unique_ptr<Layer> layer_from_record(const LayerRecord& record) {
+  LayerFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto it = registry().find(record.type);
+    require(it != registry().end(), where(record) + ": unknown layer type '" + record.type + "'");
+    factory = it->second;
+  }
+  return factory(record);
+}
+
+}  // namespace snn

@@ -1,0 +1,143 @@
+#include "snn/layers/conv2d.hpp"
+
+#include <Eigen/Core>
+#include <sstream>
+
+#include "snn/error.hpp"
+
+namespace snn {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+Conv2d::Conv2d(std::string name, Conv2dSpec spec, Tensor weight, Tensor bias)
+    : Layer(std::move(name)), spec_(spec), weight_(std::move(weight)), bias_(std::move(bias)) {
+  const auto& s = spec_;
+  if (s.in_channels <= 0 || s.out_channels <= 0 || s.kernel_h <= 0 || s.kernel_w <= 0 || s.stride_h <= 0 ||
+      s.stride_w <= 0 || s.pad_h < 0 || s.pad_w < 0 || s.groups <= 0)
+    fail("invalid convolution attributes");
+  if (s.in_channels % s.groups || s.out_channels % s.groups)
+    fail("channels " + std::to_string(s.in_channels) + "->" + std::to_string(s.out_channels) +
+         " not divisible by groups " + std::to_string(s.groups));
+  Shape ws = {s.out_channels, s.in_channels / s.groups, s.kernel_h, s.kernel_w};
+  if (weight_.shape() != ws) fail("weight shape " + to_string(weight_.shape()) + ", expected " + to_string(ws));
+  if (!bias_.empty() && bias_.shape() != Shape{s.out_channels})
+    fail("bias shape " + to_string(bias_.shape()) + ", expected [" + std::to_string(s.out_channels) + "]");
+}
+
+Shape Conv2d::output_shape(const std::vector<Shape>& inputs) const {
+  if (inputs.size() != 1 || inputs[0].size() != 3) fail("expects one input of shape [C, H, W]");
+  const Shape& in = inputs[0];
+  if (in[0] != spec_.in_channels)
+    fail("input has " + std::to_string(in[0]) + " channels, layer expects " + std::to_string(spec_.in_channels));
+  int64_t ho = (in[1] + 2 * spec_.pad_h - spec_.kernel_h) / spec_.stride_h + 1;
+  int64_t wo = (in[2] + 2 * spec_.pad_w - spec_.kernel_w) / spec_.stride_w + 1;
+  if (in[1] + 2 * spec_.pad_h < spec_.kernel_h || in[2] + 2 * spec_.pad_w < spec_.kernel_w)
+    fail("input " + to_string(in) + " smaller than the kernel");
+  return {spec_.out_channels, ho, wo};
+}
+
+void Conv2d::forward(const std::vector<const Tensor*>& inputs, Tensor& out) const {
+  const Tensor& x = *inputs[0];
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  Shape os = output_shape({{c, h, w}});
+  const int64_t ho = os[1], wo = os[2], hw_out = ho * wo;
+  out.resize({n, os[0], ho, wo});
+  const auto& s = spec_;
+  const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
+  const int64_t k = cin_g * s.kernel_h * s.kernel_w;
+  const bool pointwise = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+                         s.pad_h == 0 && s.pad_w == 0;
+  const float* xd = x.data();
+  float* od = out.data();
+
+#pragma omp parallel
+  {
+    std::vector<float> col(pointwise ? 0 : static_cast<size_t>(k * hw_out));
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* xin = xd + (i * c + g * cin_g) * h * w;
+        const float* colp = xin;
+        if (!pointwise) {
+          // im2col: row (ci, ky, kx), column (oy, ox); zero outside the image.
+          for (int64_t ci = 0; ci < cin_g; ++ci)
+            for (int64_t ky = 0; ky < s.kernel_h; ++ky)
+              for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+                float* row = col.data() + ((ci * s.kernel_h + ky) * s.kernel_w + kx) * hw_out;
+                const float* plane = xin + ci * h * w;
+                for (int64_t oy = 0; oy < ho; ++oy) {
+                  const int64_t iy = oy * s.stride_h - s.pad_h + ky;
+                  float* r = row + oy * wo;
+                  if (iy < 0 || iy >= h) {
+                    for (int64_t ox = 0; ox < wo; ++ox) r[ox] = 0.0f;
+                    continue;
+                  }
+                  const float* src = plane + iy * w;
+                  for (int64_t ox = 0; ox < wo; ++ox) {
+                    const int64_t ix = ox * s.stride_w - s.pad_w + kx;
+                    r[ox] = (ix >= 0 && ix < w) ? src[ix] : 0.0f;
+                  }
+                }
+              }
+          colp = col.data();
+        }
+        Eigen::Map<const RowMatrix> wm(weight_.data() + g * cout_g * k, cout_g, k);
+        Eigen::Map<const RowMatrix> cm(colp, k, hw_out);
+        Eigen::Map<RowMatrix> om(od + (i * s.out_channels + g * cout_g) * hw_out, cout_g, hw_out);
+        om.noalias() = wm * cm;
+      }
+      if (!bias_.empty()) {
+        for (int64_t o = 0; o < s.out_channels; ++o) {
+          float* p = od + (i * s.out_channels + o) * hw_out;
+          const float b = bias_[o];
+          for (int64_t j = 0; j < hw_out; ++j) p[j] += b;
+        }
+      }
+    }
+  }
+}
+
+int64_t Conv2d::macs(const std::vector<Shape>& inputs) const {
+  Shape os = output_shape(inputs);
+  return os[0] * os[1] * os[2] * (spec_.in_channels / spec_.groups) * spec_.kernel_h * spec_.kernel_w;
+}
+
+std::string Conv2d::summary() const {
+  std::ostringstream os;
+  os << spec_.in_channels << "->" << spec_.out_channels << " k" << spec_.kernel_h << "x" << spec_.kernel_w << " s"
+     << spec_.stride_h << " p" << spec_.pad_h;
+  if (spec_.groups != 1) os << " g" << spec_.groups;
+  if (bias_.empty()) os << " no-bias";
+  return os.str();
+}
+
+LayerRecord Conv2d::to_record() const {
+  LayerRecord r;
+  r.type = type();
+  r.name = name();
+  r.tensors["weight"] = weight_;
+  if (!bias_.empty()) r.tensors["bias"] = bias_;
+  r.numbers = {{"in_channels", double(spec_.in_channels)}, {"out_channels", double(spec_.out_channels)},
+               {"kernel_h", double(spec_.kernel_h)},       {"kernel_w", double(spec_.kernel_w)},
+               {"stride_h", double(spec_.stride_h)},       {"stride_w", double(spec_.stride_w)},
+               {"pad_h", double(spec_.pad_h)},             {"pad_w", double(spec_.pad_w)},
+               {"groups", double(spec_.groups)}};
+  return r;
+}
+
+std::unique_ptr<Layer> Conv2d::from_record(const LayerRecord& r) {
+  Conv2dSpec s;
+  s.in_channels = int64_t(r.number("in_channels"));
+  s.out_channels = int64_t(r.number("out_channels"));
+  s.kernel_h = int64_t(r.number("kernel_h"));
+  s.kernel_w = int64_t(r.number("kernel_w"));
+  s.stride_h = int64_t(r.number("stride_h"));
+  s.stride_w = int64_t(r.number("stride_w"));
+  s.pad_h = int64_t(r.number("pad_h"));
+  s.pad_w = int64_t(r.number("pad_w"));
+  s.groups = int64_t(r.number("groups"));
+  auto it = r.tensors.find("bias");
+  return std::make_unique<Conv2d>(r.name, s, r.tensor("weight"), it == r.tensors.end() ? Tensor() : it->second);
+}
+
+}  // namespace snn

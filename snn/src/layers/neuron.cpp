@@ -1,0 +1,201 @@
+#include "snn/layers/neuron.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "snn/error.hpp"
+
+namespace snn {
+
+std::string to_string(NeuronModel m) { return m == NeuronModel::IF ? "if" : "lif"; }
+std::string to_string(Reset r) { return r == Reset::Subtract ? "subtract" : "zero"; }
+std::string to_string(SourceActivation a) {
+  switch (a) {
+    case SourceActivation::ReLU: return "relu";
+    case SourceActivation::Clip: return "clip";
+    case SourceActivation::QCFS: return "qcfs";
+  }
+  return "?";
+}
+NeuronModel parse_neuron_model(const std::string& s) {
+  if (s == "if") return NeuronModel::IF;
+  if (s == "lif") return NeuronModel::LIF;
+  throw Error("unknown neuron model '" + s + "' (expected if or lif)");
+}
+Reset parse_reset(const std::string& s) {
+  if (s == "subtract") return Reset::Subtract;
+  if (s == "zero") return Reset::Zero;
+  throw Error("unknown reset '" + s + "' (expected subtract or zero)");
+}
+SourceActivation parse_activation(const std::string& s) {
+  if (s == "relu") return SourceActivation::ReLU;
+  if (s == "clip") return SourceActivation::Clip;
+  if (s == "qcfs") return SourceActivation::QCFS;
+  throw Error("unknown activation '" + s + "' (expected relu, clip or qcfs)");
+}
+
+NeuronLayer::NeuronLayer(std::string name, int64_t channels, std::vector<float> threshold,
+                         SourceActivation activation, int levels, NeuronConfig config)
+    : Layer(std::move(name)), channels_(channels), activation_(activation), levels_(levels) {
+  if (channels_ <= 0) fail("channel count must be positive");
+  if (activation_ == SourceActivation::QCFS && levels_ <= 0) fail("QCFS activation needs levels L > 0");
+  set_threshold(std::move(threshold));
+  set_config(config);
+}
+
+void NeuronLayer::set_threshold(std::vector<float> threshold) {
+  if (threshold.size() != 1 && static_cast<int64_t>(threshold.size()) != channels_)
+    fail("threshold has " + std::to_string(threshold.size()) + " values; expected 1 or " + std::to_string(channels_));
+  for (float t : threshold)
+    if (!(t > 0.0f) || !std::isfinite(t)) fail("threshold must be positive and finite, got " + std::to_string(t));
+  threshold_ = std::move(threshold);
+}
+
+void NeuronLayer::set_config(const NeuronConfig& config) {
+  if (config.model == NeuronModel::LIF && !(config.beta > 0.0f && config.beta <= 1.0f))
+    fail("LIF leak beta must be in (0, 1], got " + std::to_string(config.beta));
+  if (!std::isfinite(config.v_init)) fail("initial membrane must be finite");
+  config_ = config;
+}
+
+void NeuronLayer::set_bias(Tensor bias, bool constant_over_time) {
+  if (bias.rank() != 2 || bias.dim(1) != channels_ || bias.dim(0) < 1)
+    fail("temporal bias must be [T, " + std::to_string(channels_) + "], got " + to_string(bias.shape()));
+  if (constant_over_time && bias.dim(0) != 1) fail("a bias constant over time has one row");
+  for (int64_t i = 0; i < bias.numel(); ++i)
+    if (!std::isfinite(bias[i])) fail("temporal bias contains a non-finite value");
+  bias_ = std::move(bias);
+  bias_constant_ = constant_over_time;
+}
+
+void NeuronLayer::clear_bias() {
+  bias_ = Tensor();
+  bias_constant_ = false;
+}
+
+Shape NeuronLayer::output_shape(const std::vector<Shape>& inputs) const {
+  if (inputs.size() != 1 || inputs[0].empty()) fail("expects one input");
+  if (inputs[0][0] != channels_)
+    fail("input " + to_string(inputs[0]) + " has " + std::to_string(inputs[0][0]) + " channels, layer has " +
+         std::to_string(channels_));
+  return inputs[0];
+}
+
+float NeuronLayer::activate(float x, int64_t c) const {
+  switch (activation_) {
+    case SourceActivation::ReLU: return x > 0.0f ? x : 0.0f;
+    case SourceActivation::Clip: {
+      const float t = theta(c);
+      return x < 0.0f ? 0.0f : (x > t ? t : x);
+    }
+    case SourceActivation::QCFS: {
+      // Same operation order as the PyTorch QCFS module: clamp(x/θ, 0, 1), floor(y·L + 0.5)/L, times θ.
+      const float t = theta(c);
+      float y = x / t;
+      y = y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
+      y = std::floor(y * float(levels_) + 0.5f) / float(levels_);
+      return y * t;
+    }
+  }
+  return x;
+}
+
+void NeuronLayer::forward(const std::vector<const Tensor*>& inputs, Tensor& out) const {
+  const Tensor& x = *inputs[0];
+  out.resize(x.shape());
+  const int64_t n = x.dim(0);
+  const int64_t inner = n ? x.numel() / (n * channels_) : 0;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < n * channels_; ++p) {
+    const int64_t c = p % channels_;
+    const float* in = x.data() + p * inner;
+    float* o = out.data() + p * inner;
+    for (int64_t i = 0; i < inner; ++i) o[i] = activate(in[i], c);
+  }
+}
+
+std::unique_ptr<LayerState> NeuronLayer::make_state(const std::vector<Shape>& inputs, int64_t batch) const {
+  auto st = std::make_unique<State>();
+  Shape s = {batch};
+  s.insert(s.end(), inputs[0].begin(), inputs[0].end());
+  st->v = Tensor(s);
+  const int64_t inner = numel_of(inputs[0]) / channels_;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t c = 0; c < channels_; ++c) {
+      float* v = st->v.data() + (b * channels_ + c) * inner;
+      const float v0 = config_.v_init * theta(c);
+      for (int64_t i = 0; i < inner; ++i) v[i] = v0;
+    }
+  return st;
+}
+
+void NeuronLayer::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
+                              const StepChunk& chunk) const {
+  const Tensor& x = *inputs[0];
+  auto* st = static_cast<State*>(state);
+  out.resize(x.shape());
+  const int64_t b = chunk.batch;
+  const int64_t per_sample = st->v.numel() / b;
+  const int64_t inner = per_sample / channels_;
+  if (x.numel() != chunk.steps * b * per_sample) fail("input " + to_string(x.shape()) + " does not fit the state");
+  // Each (image, channel) plane runs its own recurrence over the chunk, with v in cache.
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < b * channels_; ++p) {
+    const int64_t c = p % channels_;
+    float* v = st->v.data() + p * inner;
+    for (int64_t t = 0; t < chunk.steps; ++t) {
+      const int64_t off = (t * b * channels_ + p) * inner;
+      neuron_step(x.data() + off, v, out.data() + off, inner, theta(c), bias_at(chunk.t0 + t, c), config_);
+    }
+  }
+}
+
+std::string NeuronLayer::summary() const {
+  std::ostringstream os;
+  os << to_string(config_.model);
+  if (config_.model == NeuronModel::LIF) os << "(beta=" << config_.beta << ")";
+  os << " reset=" << to_string(config_.reset) << " act=" << to_string(activation_);
+  if (activation_ == SourceActivation::QCFS) os << "(L=" << levels_ << ")";
+  if (threshold_.size() == 1) {
+    os << " theta=" << threshold_[0];
+  } else {
+    float lo = threshold_[0], hi = threshold_[0];
+    for (float t : threshold_) lo = std::min(lo, t), hi = std::max(hi, t);
+    os << " theta=[" << lo << ".." << hi << "] per-channel";
+  }
+  if (bias_.empty()) os << " bias=none";
+  else if (bias_constant_) os << " bias=constant";
+  else os << " bias=T" << bias_.dim(0);
+  return os.str();
+}
+
+LayerRecord NeuronLayer::to_record() const {
+  LayerRecord r;
+  r.type = type();
+  r.name = name();
+  r.tensors["threshold"] = Tensor({int64_t(threshold_.size())}, threshold_);
+  if (!bias_.empty()) r.tensors["bias"] = bias_;
+  r.numbers = {{"channels", double(channels_)},  {"levels", double(levels_)},
+               {"beta", double(config_.beta)},    {"v_init", double(config_.v_init)},
+               {"bias_constant", bias_constant_ ? 1.0 : 0.0}};
+  r.strings = {{"model", to_string(config_.model)},
+               {"reset", to_string(config_.reset)},
+               {"activation", to_string(activation_)}};
+  return r;
+}
+
+std::unique_ptr<Layer> NeuronLayer::from_record(const LayerRecord& r) {
+  NeuronConfig cfg;
+  cfg.model = parse_neuron_model(r.string("model"));
+  cfg.reset = parse_reset(r.string("reset"));
+  cfg.beta = float(r.number("beta"));
+  cfg.v_init = float(r.number("v_init"));
+  const Tensor& th = r.tensor("threshold");
+  auto layer = std::make_unique<NeuronLayer>(r.name, int64_t(r.number("channels")), th.values(),
+                                             parse_activation(r.string("activation")), int(r.number("levels")), cfg);
+  auto it = r.tensors.find("bias");
+  if (it != r.tensors.end()) layer->set_bias(it->second, r.number_or("bias_constant", 0) != 0);
+  return layer;
+}
+
+}  // namespace snn

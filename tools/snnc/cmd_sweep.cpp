@@ -1,0 +1,130 @@
+// snnc sweep MODEL.snn.h5 --data DATA --T N: accuracy at every t ≤ N from one simulation, with firing
+// rates, synaptic operations and energy; a table on stdout (or --json), and optionally sweep.h5.
+#include <cmath>
+#include <cstdio>
+
+#include "common.hpp"
+#include "snn/error.hpp"
+#include "snn/model_file.hpp"
+
+namespace snnc {
+
+namespace {
+struct SweepArgs {
+  std::string model, data, out;
+  int64_t timesteps = 32;
+  std::string encoding = "direct";
+  uint64_t seed = 0;
+  bool all_steps = false;
+  RunOptions run;
+};
+
+// Steps shown in the table: 1, 2, 4, ... and T itself (every step with --all-steps).
+std::vector<int64_t> table_steps(int64_t T, bool all) {
+  std::vector<int64_t> s;
+  for (int64_t t = 1; t <= T; t = all ? t + 1 : t * 2) s.push_back(t);
+  if (s.back() != T) s.push_back(T);
+  return s;
+}
+
+nlohmann::json to_json(const snn::SweepResult& r) {
+  nlohmann::json fr = nlohmann::json::object();
+  for (size_t l = 0; l < r.neuron_layers.size(); ++l) fr[r.neuron_layers[l]] = r.mean_firing_rate(l);
+  double acs = 0, macs = 0;
+  for (size_t l = 0; l < r.synaptic_ops.size(); ++l)
+    for (int64_t t = 0; t < r.timesteps; ++t) acs += r.synaptic_ops[l][size_t(t)], macs += r.dense_macs[l][size_t(t)];
+  return {{"method", r.method},
+          {"ann_accuracy", r.ann_accuracy},
+          {"accuracy", r.accuracy},
+          {"images", r.images},
+          {"timesteps", r.timesteps},
+          {"seconds", r.seconds},
+          {"image_timesteps_per_second", double(r.images * r.timesteps) / std::max(r.seconds, 1e-9)},
+          {"firing_rate", fr},
+          {"synaptic_ops_per_image", acs},
+          {"dense_macs_per_image", macs},
+          {"ann_macs_per_image", r.ann_macs},
+          {"snn_energy_uj_per_image", r.snn_energy_uj(r.timesteps)},
+          {"ann_energy_uj_per_image", r.ann_energy_uj()}};
+}
+
+void print_table(const std::vector<snn::SweepResult>& results, bool all_steps) {
+  const snn::SweepResult& first = results.front();
+  std::printf("%lld images, T = %lld, ANN (CNN) accuracy %.2f %%\n\n", (long long)first.images,
+              (long long)first.timesteps, first.ann_accuracy);
+  std::printf("  %6s", "T");
+  for (const auto& r : results) std::printf("  %10s", r.method.c_str());
+  std::printf("  %12s\n", "energy uJ");
+  for (int64_t t : table_steps(first.timesteps, all_steps)) {
+    std::printf("  %6lld", (long long)t);
+    for (const auto& r : results) std::printf("  %9.2f%%", r.accuracy[size_t(t - 1)]);
+    std::printf("  %12.3f\n", first.snn_energy_uj(t));
+  }
+  std::printf("  %6s", "ANN");
+  for (size_t i = 0; i < results.size(); ++i) std::printf("  %9.2f%%", first.ann_accuracy);
+  std::printf("  %12.3f\n", first.ann_energy_uj());
+  std::printf("\n  energy: 45 nm estimate, %.1f pJ/MAC, %.1f pJ/AC, per image, cumulative to T\n",
+              snn::EnergyModel{}.pj_per_mac, snn::EnergyModel{}.pj_per_ac);
+  std::printf("\n  firing rate (spikes per neuron per step, mean over T):\n");
+  for (size_t l = 0; l < first.neuron_layers.size(); ++l) {
+    std::printf("    %-28s", first.neuron_layers[l].c_str());
+    for (const auto& r : results) std::printf("  %8.4f", r.mean_firing_rate(l));
+    std::printf("\n");
+  }
+  for (const auto& r : results)
+    std::printf("\n  %s: %.1f s, %.0f image-timesteps/s\n", r.method.c_str(), r.seconds,
+                double(r.images * r.timesteps) / std::max(r.seconds, 1e-9));
+}
+
+void run_sweep_cmd(const SweepArgs& a) {
+  const snn::Network net = snn::load_network(a.model);
+  const snn::Dataset data = open_dataset(a.data, a.run);
+  auto backend = open_backend(a.run);
+  snn::SweepOptions o;
+  o.sim.timesteps = a.timesteps;
+  o.sim.encoding = snn::parse_encoding(a.encoding);
+  o.sim.seed = a.seed;
+  o.batch_size = a.run.batch_size;
+  Progress progress("sweep", progress_enabled(a.run));
+  o.progress = progress.fn();
+  std::vector<snn::SweepResult> results;
+  results.push_back(snn::run_sweep(*backend, net, data, o));
+  results.back().method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
+
+  if (!a.out.empty()) {
+    std::map<std::string, std::string> info = {{"command_line", command_line()}, {"model", a.model},
+                                               {"data", a.data},                 {"encoding", a.encoding},
+                                               {"device", backend->name()}};
+    snn::write_sweep_file(a.out, results, info);
+  }
+  if (a.run.json) {
+    nlohmann::json j = to_json(results.front());
+    j["model"] = a.model;
+    j["data"] = a.data;
+    j["device"] = backend->name();
+    if (!a.out.empty()) j["output"] = a.out;
+    print_json(j);
+  } else {
+    print_table(results, a.all_steps);
+    if (!a.out.empty()) std::printf("\n  wrote %s\n", a.out.c_str());
+  }
+}
+}  // namespace
+
+void register_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app.add_subcommand("sweep", "Accuracy at every timestep t <= T from one simulation");
+  cmd->add_option("model", args->model, "Model file (.snn.h5)")->required();
+  cmd->add_option("--data", args->data, "Dataset: fashion-mnist:test, IDX/CIFAR/HDF5 file")->required();
+  cmd->add_option("--T", args->timesteps, "Timesteps to simulate (accuracy is reported for every t <= T)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--encoding", args->encoding, "Input encoding: direct or poisson")
+      ->check(CLI::IsMember({"direct", "poisson"}));
+  cmd->add_option("--seed", args->seed, "Seed for Poisson encoding");
+  cmd->add_option("-o,--out", args->out, "Write the results to this HDF5 file (sweep.h5)");
+  cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
+  add_run_options(cmd, args->run);
+  cmd->callback([args] { run_sweep_cmd(*args); });
+}
+
+}  // namespace snnc

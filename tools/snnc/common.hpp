@@ -1,0 +1,60 @@
+// Shared pieces of the snnc subcommands: options every command takes, terminal progress, JSON output.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "snn/backend.hpp"
+#include "snn/dataset.hpp"
+#include "snn/network.hpp"
+#include "snn/sweep.hpp"
+
+namespace snnc {
+
+// Options shared by the commands that run a network.
+struct RunOptions {
+  std::string device = "auto";
+  int threads = 0;
+  bool quiet = false;
+  bool json = false;
+  int64_t limit = 0;
+  int64_t batch_size = 128;
+};
+
+// --device, --threads, --quiet, --json, --limit, --batch-size.
+void add_run_options(CLI::App* cmd, RunOptions& o);
+std::unique_ptr<snn::Backend> open_backend(const RunOptions& o);
+snn::Dataset open_dataset(const std::string& spec, const RunOptions& o);
+
+// A progress line on stderr, only when stderr is a terminal and not --quiet/--json (logs stay clean).
+class Progress {
+ public:
+  Progress(std::string label, bool enabled);
+  ~Progress();
+  void update(int64_t done, int64_t total);
+  snn::ProgressFn fn() { return [this](int64_t d, int64_t t) { update(d, t); }; }
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool drawn_ = false;
+  double start_;
+};
+bool progress_enabled(const RunOptions& o);
+
+// The command line as typed, for provenance.
+std::string command_line();
+void set_command_line(int argc, char** argv);
+
+// Prints one JSON object on stdout.
+void print_json(const nlohmann::json& j);
+
+// Each subcommand registers itself on the app.
+void register_info(CLI::App& app);
+void register_sweep(CLI::App& app);
+void register_eval(CLI::App& app);
+void register_convert(CLI::App& app);    // needs the TorchScript importer; says so when built without
+void register_calibrate(CLI::App& app);
+
+}  // namespace snnc
