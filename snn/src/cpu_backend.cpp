@@ -178,6 +178,7 @@ BatchSimulation CpuBackend::simulate(const Network& net, const Tensor& images, c
         if (hook && neuron_slot[si] >= 0) hook->before_neuron_layer(i, *ins[0], chunk);
         if (layer.stateful()) layer.forward_snn(ins, outs[si], states[si].get(), chunk);
         else layer.forward(ins, outs[si]);
+        if (hook && neuron_slot[si] >= 0) hook->after_neuron_layer(i, outs[si], chunk);
 
         if (weight_slot[si] >= 0) {
           // Synaptic operations: a weight layer does work per nonzero input (events) or per input (analog).

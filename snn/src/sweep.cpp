@@ -165,6 +165,7 @@ void write_sweep_file(const std::string& path, const std::vector<SweepResult>& r
       h5::write_vector(g, "neurons", std::vector<double>(r.neurons.begin(), r.neurons.end()));
       h5::write_vector(g, "layer_macs", std::vector<double>(r.layer_macs.begin(), r.layer_macs.end()));
       h5::write_attr(g, "seconds", r.seconds);
+      h5::write_attr(g, "calibration_seconds", r.calibration_seconds);
       h5::write_attr(g, "ann_accuracy", r.ann_accuracy);
       h5::write_attr(g, "ann_macs", r.ann_macs);
       h5::write_attr(g, "ann_energy_uj", r.ann_energy_uj(energy));

@@ -6,6 +6,9 @@
 #include "common.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
+#ifdef SNN_HAVE_CONVERSION
+#include "snn/conversion/calibration.hpp"
+#endif
 
 namespace snnc {
 
@@ -16,8 +19,63 @@ struct SweepArgs {
   std::string encoding = "direct";
   uint64_t seed = 0;
   bool all_steps = false;
+  std::vector<std::string> compare;  // methods; empty = the model as it is
+  std::string calib_data = "fashion-mnist:train";
+  int64_t calib_batch_size = 128;
+#ifdef SNN_HAVE_CONVERSION
+  snn::CalibrationOptions calib;
+#endif
   RunOptions run;
 };
+
+// The network a method label stands for: "none" = biases removed; the model's own calibration when it
+// has that method for at least T steps; otherwise calibrated here on --calib-data.
+snn::Network variant_for(const std::string& method, const snn::Network& model, const SweepArgs& a,
+                         const snn::Dataset* calib_data, snn::Backend& backend, double* seconds) {
+  snn::Network net = model;
+  *seconds = 0.0;
+  const auto& meta = model.metadata();
+  auto calibrated = meta.find("calibration");
+  auto calibrated_t = meta.find("calibration.T");
+  if (method == "model") return net;
+#ifdef SNN_HAVE_CONVERSION
+  snn::clear_calibration(net);
+  if (method == "none") return net;
+  if (calibrated != meta.end() && calibrated->second == method && calibrated_t != meta.end() &&
+      std::stoll(calibrated_t->second) >= a.timesteps)
+    return model;
+  auto calibrator = snn::make_calibrator(method);
+  snn::CalibrationOptions o = a.calib;
+  o.timesteps = a.timesteps;
+  o.batch_size = a.calib_batch_size;
+  if (calibrator->needs_data() && !calib_data)
+    throw snn::Error("--compare " + method + ": needs calibration data (--calib-data)");
+  Progress p("calibrate " + method, progress_enabled(a.run));
+  o.progress = [&](const std::string&, int64_t d, int64_t t) { p.update(d, t); };
+  const snn::CalibrationReport r = calibrator->calibrate(net, backend, calib_data ? *calib_data : snn::Dataset(), o);
+  snn::record_calibration(net, r);
+  *seconds = r.seconds;
+  return net;
+#else
+  (void)a, (void)calib_data, (void)backend, (void)calibrated, (void)calibrated_t;
+  throw snn::Error("--compare " + method + ": snnc was built without the calibration library");
+#endif
+}
+
+bool needs_calibration_data(const std::vector<std::string>& methods, const snn::Network& model, int64_t T) {
+#ifdef SNN_HAVE_CONVERSION
+  for (const auto& m : methods) {
+    if (m == "none" || m == "model") continue;
+    const auto& meta = model.metadata();
+    const bool stored = meta.count("calibration") && meta.at("calibration") == m && meta.count("calibration.T") &&
+                        std::stoll(meta.at("calibration.T")) >= T;
+    if (!stored && snn::make_calibrator(m)->needs_data()) return true;
+  }
+#else
+  (void)methods, (void)model, (void)T;
+#endif
+  return false;
+}
 
 // Steps shown in the table: 1, 2, 4, ... and T itself (every step with --all-steps).
 std::vector<int64_t> table_steps(int64_t T, bool all) {
@@ -71,9 +129,13 @@ void print_table(const std::vector<snn::SweepResult>& results, bool all_steps) {
     for (const auto& r : results) std::printf("  %8.4f", r.mean_firing_rate(l));
     std::printf("\n");
   }
-  for (const auto& r : results)
-    std::printf("\n  %s: %.1f s, %.0f image-timesteps/s\n", r.method.c_str(), r.seconds,
+  std::printf("\n");
+  for (const auto& r : results) {
+    std::printf("  %-10s simulation %.1f s (%.0f image-timesteps/s)", r.method.c_str(), r.seconds,
                 double(r.images * r.timesteps) / std::max(r.seconds, 1e-9));
+    if (r.calibration_seconds > 0) std::printf(", calibration %.1f s", r.calibration_seconds);
+    std::printf(", energy %.3f uJ/image at T\n", r.snn_energy_uj(r.timesteps));
+  }
 }
 
 void run_sweep_cmd(const SweepArgs& a) {
@@ -85,11 +147,29 @@ void run_sweep_cmd(const SweepArgs& a) {
   o.sim.encoding = snn::parse_encoding(a.encoding);
   o.sim.seed = a.seed;
   o.batch_size = a.run.batch_size;
-  Progress progress("sweep", progress_enabled(a.run));
-  o.progress = progress.fn();
   std::vector<snn::SweepResult> results;
-  results.push_back(snn::run_sweep(*backend, net, data, o));
-  results.back().method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
+  if (a.compare.empty()) {
+    Progress progress("sweep", progress_enabled(a.run));
+    o.progress = progress.fn();
+    results.push_back(snn::run_sweep(*backend, net, data, o));
+    results.back().method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
+  } else {
+    snn::Dataset calib;
+    const bool need_calib = needs_calibration_data(a.compare, net, a.timesteps);
+    if (need_calib) calib = snn::load_dataset(a.calib_data);
+    for (size_t m = 0; m < a.compare.size(); ++m) {
+      double calib_seconds = 0;
+      const snn::Network variant =
+          variant_for(a.compare[m], net, a, need_calib ? &calib : nullptr, *backend, &calib_seconds);
+      Progress progress("sweep " + a.compare[m], progress_enabled(a.run));
+      o.progress = progress.fn();
+      o.with_ann = m == 0;  // the ANN view does not depend on calibration
+      results.push_back(snn::run_sweep(*backend, variant, data, o));
+      results.back().method = a.compare[m];
+      results.back().calibration_seconds = calib_seconds;
+      if (m > 0) results.back().ann_accuracy = results.front().ann_accuracy;
+    }
+  }
 
   if (!a.out.empty()) {
     std::map<std::string, std::string> info = {{"command_line", command_line()}, {"model", a.model},
@@ -99,6 +179,11 @@ void run_sweep_cmd(const SweepArgs& a) {
   }
   if (a.run.json) {
     nlohmann::json j = to_json(results.front());
+    if (results.size() > 1) {
+      nlohmann::json methods = nlohmann::json::object();
+      for (const auto& r : results) methods[r.method] = to_json(r);
+      j["methods"] = methods;
+    }
     j["model"] = a.model;
     j["data"] = a.data;
     j["device"] = backend->name();
@@ -123,6 +208,19 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed for Poisson encoding");
   cmd->add_option("-o,--out", args->out, "Write the results to this HDF5 file (sweep.h5)");
   cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
+  cmd->add_option("--compare", args->compare,
+                  "Methods to compare on the same images: none, model, ftbc, ftbc-paper, light, rts")
+      ->delimiter(',');
+  cmd->add_option("--calib-data", args->calib_data, "Calibration images for --compare methods")->capture_default_str();
+  cmd->add_option("--calib-batch-size", args->calib_batch_size, "Calibration batch size")->capture_default_str();
+#ifdef SNN_HAVE_CONVERSION
+  cmd->add_option("--alpha", args->calib.alpha, "FTBC step size")->capture_default_str();
+  cmd->add_option("--batches", args->calib.batches, "Calibration batches")->capture_default_str();
+  cmd->add_option("--iters", args->calib.iters, "Calibration passes over the batches")->capture_default_str();
+  cmd->add_option("--calib-seed", args->calib.seed, "Seed choosing the calibration images")->capture_default_str();
+  cmd->add_option("--variant", args->calib.variant, "FTBC variant for 'ftbc': fixed or paper")
+      ->check(CLI::IsMember({"fixed", "paper"}));
+#endif
   add_run_options(cmd, args->run);
   cmd->callback([args] { run_sweep_cmd(*args); });
 }

@@ -53,7 +53,9 @@ class SimulationHook {
  public:
   virtual ~SimulationHook() = default;
   // input: the neuron layer's input for the chunk, [steps * batch, ...] with sample index t*batch + b.
-  virtual void before_neuron_layer(int node, const Tensor& input, const StepChunk& chunk) = 0;
+  virtual void before_neuron_layer(int /*node*/, const Tensor& /*input*/, const StepChunk& /*chunk*/) {}
+  // output: the spikes the neuron layer emitted for the chunk, same layout.
+  virtual void after_neuron_layer(int /*node*/, const Tensor& /*output*/, const StepChunk& /*chunk*/) {}
 };
 
 class Backend {

@@ -47,6 +47,7 @@ struct SweepResult {
   int64_t ann_macs = 0;                           // per image
 
   double seconds = 0.0;      // SNN simulation wall time
+  double calibration_seconds = 0.0;  // time spent calibrating this variant (0 if it came calibrated)
   double ann_seconds = 0.0;  // ANN-view evaluation wall time
 
   double mean_firing_rate(size_t layer) const;  // over all steps

@@ -1,0 +1,66 @@
+// Calibration methods: post-conversion corrections of a converted SNN that need no gradients.
+// Each method writes per-neuron-layer biases (NeuronLayer::set_bias) so that the SNN tracks the CNN at
+// low T. Methods are registered by name, so sweeps can compare them in one run:
+//   ftbc         Forward Temporal Bias Correction (Wu et al., ECCV 2024), b[t][c], variant "fixed"
+//   ftbc-paper   FTBC as in the authors' described update (variant "paper"), see ftbc.hpp
+//   light        a per-channel bias constant over time matching the mean rate (Li et al., ICML 2021)
+//   rts          the half-step input shift θ/2T with the membrane starting at 0 (Deng & Gu, ICLR 2021)
+// New methods subclass Calibrator and call register_calibrator.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "snn/backend.hpp"
+#include "snn/dataset.hpp"
+#include "snn/network.hpp"
+
+namespace snn {
+
+struct CalibrationOptions {
+  int64_t timesteps = 32;    // T the SNN is calibrated for (every t ≤ T is served: methods are causal)
+  double alpha = 0.5;        // step size of the bias update
+  int64_t batches = 3;       // calibration batches
+  int64_t batch_size = 128;  // images per batch
+  int64_t iters = 1;         // passes over the batches
+  uint64_t seed = 0;         // which images: a seeded shuffle of the calibration set
+  std::string variant = "fixed";  // FTBC: "fixed" | "paper"
+  // Progress: (stage, done, total), e.g. ("batch 2/3: conv3.act", 5, 9).
+  std::function<void(const std::string&, int64_t, int64_t)> progress;
+};
+
+struct CalibrationReport {
+  std::string method;
+  double seconds = 0.0;
+  int64_t images = 0;  // distinct calibration images
+  std::map<std::string, std::string> parameters;  // recorded in the model's provenance
+};
+
+class Calibrator {
+ public:
+  virtual ~Calibrator() = default;
+  virtual std::string name() const = 0;
+  virtual bool needs_data() const { return true; }
+  // Calibrates net in place for opts.timesteps steps. Throws snn::Error on bad options or data.
+  virtual CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
+                                      const CalibrationOptions& opts) const = 0;
+};
+
+using CalibratorFactory = std::function<std::unique_ptr<Calibrator>()>;
+void register_calibrator(const std::string& name, CalibratorFactory factory);
+std::unique_ptr<Calibrator> make_calibrator(const std::string& name);  // throws, listing the known names
+std::vector<std::string> calibrator_names();
+
+// Checks the options shared by all methods against the data (T ≥ 1, α > 0, enough images...).
+void check_calibration_options(const CalibrationOptions& opts, const Dataset* data);
+// The calibration images: batches × batch_size distinct images, chosen by a seeded shuffle.
+std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& opts, int64_t dataset_size);
+Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
+// Records a report in the network's metadata (calibration, calibration.<param>).
+void record_calibration(Network& net, const CalibrationReport& report);
+// Removes every neuron layer's bias (the uncalibrated network).
+void clear_calibration(Network& net);
+
+}  // namespace snn

@@ -1,0 +1,106 @@
+#include "snn/conversion/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include "snn/conversion/ftbc.hpp"
+#include "snn/conversion/light_calibration.hpp"
+#include "snn/conversion/rts_shift.hpp"
+#include "snn/error.hpp"
+
+namespace snn {
+
+namespace {
+std::map<std::string, CalibratorFactory>& registry() {
+  static std::map<std::string, CalibratorFactory> r = {
+      {"ftbc", [] { return std::make_unique<FtbcCalibrator>("ftbc"); }},
+      {"ftbc-paper", [] { return std::make_unique<FtbcCalibrator>("ftbc-paper", "paper"); }},
+      {"light", [] { return std::make_unique<LightCalibrator>(); }},
+      {"rts", [] { return std::make_unique<RtsShiftCalibrator>(); }},
+  };
+  return r;
+}
+std::mutex registry_mutex;
+}  // namespace
+
+void register_calibrator(const std::string& name, CalibratorFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry()[name] = std::move(factory);
+}
+
+std::vector<std::string> calibrator_names() {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  std::vector<std::string> names;
+  for (const auto& kv : registry()) names.push_back(kv.first);
+  return names;
+}
+
+std::unique_ptr<Calibrator> make_calibrator(const std::string& name) {
+  CalibratorFactory f;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    auto it = registry().find(name);
+    if (it != registry().end()) f = it->second;
+  }
+  if (!f) {
+    std::string known;
+    for (const auto& n : calibrator_names()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("unknown calibration method '" + name + "' (known: " + known + ")");
+  }
+  return f();
+}
+
+void check_calibration_options(const CalibrationOptions& o, const Dataset* data) {
+  require(o.timesteps >= 1, "--T must be at least 1, got " + std::to_string(o.timesteps));
+  require(std::isfinite(o.alpha) && o.alpha > 0.0, "--alpha must be positive, got " + std::to_string(o.alpha));
+  require(o.batches >= 1, "--batches must be at least 1, got " + std::to_string(o.batches));
+  require(o.batch_size >= 1, "--batch-size must be at least 1, got " + std::to_string(o.batch_size));
+  require(o.iters >= 1, "--iters must be at least 1, got " + std::to_string(o.iters));
+  if (data)
+    require(o.batches * o.batch_size <= data->size(),
+            "--batches " + std::to_string(o.batches) + " x --batch-size " + std::to_string(o.batch_size) + " = " +
+                std::to_string(o.batches * o.batch_size) + " calibration images, but '" + data->source + "' has " +
+                std::to_string(data->size()));
+}
+
+std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& o, int64_t dataset_size) {
+  std::vector<int64_t> idx(static_cast<size_t>(dataset_size));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 rng(o.seed);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  std::vector<std::vector<int64_t>> batches;
+  for (int64_t b = 0; b < o.batches; ++b)
+    batches.emplace_back(idx.begin() + b * o.batch_size, idx.begin() + (b + 1) * o.batch_size);
+  return batches;
+}
+
+Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices) {
+  Shape s = data.images.shape();
+  const int64_t per = data.images.numel() / s[0];
+  s[0] = int64_t(indices.size());
+  Tensor out(s);
+  for (size_t i = 0; i < indices.size(); ++i)
+    std::copy(data.images.data() + indices[i] * per, data.images.data() + (indices[i] + 1) * per,
+              out.data() + int64_t(i) * per);
+  return out;
+}
+
+void record_calibration(Network& net, const CalibrationReport& r) {
+  for (auto it = net.metadata().begin(); it != net.metadata().end();)
+    it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);
+  net.metadata()["calibration"] = r.method;
+  net.metadata()["calibration.seconds"] = std::to_string(r.seconds);
+  net.metadata()["calibration.images"] = std::to_string(r.images);
+  for (const auto& [k, v] : r.parameters) net.metadata()["calibration." + k] = v;
+}
+
+void clear_calibration(Network& net) {
+  for (int i : net.neuron_nodes()) net.neuron(i).clear_bias();
+  for (auto it = net.metadata().begin(); it != net.metadata().end();)
+    it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);
+}
+
+}  // namespace snn

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""End-to-end checks of the snnc CLI as a user runs it: outputs, JSON keys, sweep.h5 contents, error
+messages and exit codes, no half-written files, and the notebook executed headless on a real sweep.
+Exits 77 (skipped) when Debian's Fashion-MNIST is not installed."""
+import argparse, json, os, shutil, subprocess, sys
+
+FMNIST = "/usr/share/datasets/fashion-mnist"
+failures = []
+
+
+def run(cmd, expect_ok=True, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if expect_ok and p.returncode != 0:
+        raise SystemExit(f"FAILED (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def leftovers(d):
+    return [f for f in os.listdir(d) if ".tmp-" in f]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--snnc", required=True)
+    ap.add_argument("--api-example", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--repo", required=True)
+    a = ap.parse_args()
+    if not os.path.isdir(FMNIST):
+        print("skipped: Fashion-MNIST not installed (Debian package dataset-fashion-mnist)")
+        return 77
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    snnc = a.snnc
+    model = os.path.join(a.work, "hand_built.snn.h5")
+    run([a.api_example, model, "8"])
+
+    # info
+    p = run([snnc, "info", model])
+    check("templates" in p.stdout and "neuron" in p.stdout and "theta=" in p.stdout, "info lists layers and thresholds")
+    info = json.loads(run([snnc, "info", model, "--json"]).stdout)
+    check([l["type"] for l in info["layers"]] == ["flatten", "linear", "neuron", "linear"], "info --json layer types")
+
+    # sweep --json: the keys the issue names, one accuracy per step
+    T = 12
+    j = json.loads(run([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", str(T), "--limit", "500",
+                        "--json", "--device", "cpu"]).stdout)
+    for key in ("ann_accuracy", "accuracy", "images", "timesteps", "seconds", "firing_rate"):
+        check(key in j, f"sweep --json has '{key}'")
+    check(len(j["accuracy"]) == T and j["images"] == 500 and j["timesteps"] == T, "sweep --json sizes")
+    check(j["accuracy"][-1] > 40 and j["ann_accuracy"] > 60, f"hand-built model is a real classifier "
+          f"(ANN {j['ann_accuracy']:.1f} %, SNN@{T} {j['accuracy'][-1]:.1f} %)")
+    check(list(j["firing_rate"]) == ["if"] and 0 < j["firing_rate"]["if"] < 1, "firing rate per neuron layer")
+    # One run of T gives the shorter runs: T=5 alone equals the first 5 entries.
+    j5 = json.loads(run([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", "5", "--limit", "500",
+                         "--json"]).stdout)
+    check(j5["accuracy"] == j["accuracy"][:5], "anytime readout: sweep T=5 == first 5 of T=12")
+    # Readable table
+    p = run([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", "8", "--limit", "200"])
+    check("ANN" in p.stdout and "firing rate" in p.stdout and "\x1b" not in p.stdout, "sweep table, no terminal codes")
+
+    # eval --ann
+    e = json.loads(run([snnc, "eval", model, "--data", "fashion-mnist:test", "--ann", "--json", "--limit", "500"]).stdout)
+    check(abs(e["ann_accuracy"] - j["ann_accuracy"]) < 1e-9, "eval --ann equals the sweep's ANN accuracy")
+
+    # calibrate + sweep --compare -> sweep.h5 -> notebook
+    cal = os.path.join(a.work, "hand_built.ftbc.snn.h5")
+    run([snnc, "calibrate", model, "-o", cal, "--data", "fashion-mnist:train", "--T", "8", "--batches", "2",
+         "--batch-size", "64", "--quiet"])
+    ci = json.loads(run([snnc, "info", cal, "--json"]).stdout)
+    check(ci["metadata"].get("calibration") == "ftbc" and ci["metadata"].get("calibration.T") == "8",
+          "calibration provenance recorded")
+    check(ci["layers"][2]["bias_steps"] == 8, "FTBC bias has T rows")
+    sweep = os.path.join(a.work, "sweep.h5")
+    c = json.loads(run([snnc, "sweep", cal, "--data", "fashion-mnist:test", "--T", "8", "--limit", "300",
+                        "--compare", "none,ftbc,light", "--batches", "2", "--calib-batch-size", "64",
+                        "-o", sweep, "--json"]).stdout)
+    check(set(c["methods"]) == {"none", "ftbc", "light"}, "sweep --compare reports each method")
+    import h5py
+    with h5py.File(sweep, "r") as f:
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+        check(attrs["format"] == "snnc-sweep" and "--compare" in attrs["command_line"], "sweep.h5 header + command line")
+        check(sorted(f["methods"].keys()) == ["ftbc", "light", "none"], "sweep.h5 methods")
+        check(f["methods/ftbc/accuracy"].shape == (8,) and f["methods/ftbc/firing_rate"].shape == (1, 8),
+              "sweep.h5 accuracy and firing rates per step")
+        check(abs(f["methods/ftbc/accuracy"][-1] - c["methods"]["ftbc"]["accuracy"][-1]) < 1e-9, "sweep.h5 == JSON")
+        check(f["methods/none/energy_uj"][-1] > 0 and attrs["pj_per_ac"] == 0.9, "energy estimate stored")
+    check(leftovers(a.work) == [], "no temporary files left")
+
+    figs = os.path.join(a.work, "figures")
+    env = dict(os.environ, SNNC_SWEEP=sweep, SNNC_FIGURES=figs, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    nb = run(["jupyter", "nbconvert", "--to", "notebook", "--execute",
+              os.path.join(a.repo, "notebooks", "sweep_plots.ipynb"), "--output-dir", a.work,
+              "--output", "executed.ipynb"], env=env, expect_ok=False)
+    check(nb.returncode == 0, "notebook executes headless" + ("" if nb.returncode == 0 else ": " + nb.stderr[-2000:]))
+    for png in ("accuracy_vs_T.png", "firing_rates.png", "energy_vs_T.png"):
+        path = os.path.join(figs, png)
+        check(os.path.isfile(path) and os.path.getsize(path) > 10000, f"notebook wrote {png}")
+
+    # Errors: clear message naming the culprit, exit code 1, nothing written.
+    def error_case(cmd, needle, what, out=None):
+        p = run(cmd, expect_ok=False)
+        ok = p.returncode == 1 and needle in p.stderr and "snnc: error:" in p.stderr
+        if out is not None:
+            ok = ok and not os.path.exists(out)
+        check(ok, f"{what} -> exit {p.returncode}: {p.stderr.strip()[:160]}")
+
+    missing = os.path.join(a.work, "nope.snn.h5")
+    error_case([snnc, "sweep", missing, "--data", "fashion-mnist:test"], "nope.snn.h5", "missing model")
+    trunc = os.path.join(a.work, "truncated.snn.h5")
+    with open(model, "rb") as src, open(trunc, "wb") as dst:
+        dst.write(src.read()[: os.path.getsize(model) // 2])
+    error_case([snnc, "info", trunc], "truncated.snn.h5", "truncated model")
+    error_case([snnc, "sweep", model, "--data", "nowhere.h5"], "nowhere.h5", "missing dataset")
+    out = os.path.join(a.work, "bad.snn.h5")
+    error_case([snnc, "calibrate", model, "-o", out, "--T", "8", "--alpha", "0"], "--alpha", "alpha = 0", out)
+    error_case([snnc, "calibrate", model, "-o", out, "--T", "4", "--batches", "100000"], "--batches",
+               "more batches than data", out)
+    p = run([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", "0"], expect_ok=False)
+    check(p.returncode != 0 and "--T" in p.stderr, f"T = 0 rejected: {p.stderr.strip()[:120]}")
+    error_case([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", "4", "--device", "cuda"], "cuda",
+               "--device cuda without a usable CUDA backend") if not os.environ.get("SNNC_HAVE_GPU") else None
+    check(leftovers(a.work) == [], "no temporary files left after errors")
+
+    if failures:
+        print(f"{len(failures)} check(s) failed:", *failures, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+// Entry point of the CUDA tests: skip (exit 77, which ctest reports as skipped) when no GPU is usable.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <cstdio>
+
+#include "snn/cuda/device.hpp"
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!snn::cuda::device_available(&why)) {
+    std::printf("cuda_tests: skipped, no usable GPU (%s)\n", why.c_str());
+    return 77;
+  }
+  std::printf("cuda_tests: running on %s\n", snn::cuda::device_name().c_str());
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,75 @@
+// snnc calibrate IN.snn.h5 -o OUT.snn.h5 --data DATA --T N [--method ftbc] ...: writes calibration
+// biases (and their provenance) into a copy of the model.
+#include <cstdio>
+
+#include "common.hpp"
+#include "snn/error.hpp"
+#include "snn/model_file.hpp"
+#ifdef SNN_HAVE_CONVERSION
+#include "snn/conversion/calibration.hpp"
+#endif
+
+namespace snnc {
+
+#ifdef SNN_HAVE_CONVERSION
+namespace {
+struct CalibrateArgs {
+  std::string model, out, data = "fashion-mnist:train", method = "ftbc";
+  snn::CalibrationOptions opts;
+  RunOptions run;
+};
+
+void run_calibrate(CalibrateArgs& a) {
+  snn::Network net = snn::load_network(a.model);
+  auto method = snn::make_calibrator(a.method);
+  a.opts.batch_size = a.run.batch_size;
+  snn::check_calibration_options(a.opts, nullptr);  // bad options fail before loading data
+  snn::Dataset data;
+  if (method->needs_data()) data = open_dataset(a.data, a.run);
+  auto backend = open_backend(a.run);
+  Progress progress("calibrate " + a.method, progress_enabled(a.run));
+  std::string last_stage;
+  a.opts.progress = [&](const std::string& stage, int64_t done, int64_t total) {
+    progress.update(done, total);
+    last_stage = stage;
+  };
+  const snn::CalibrationReport r = method->calibrate(net, *backend, data, a.opts);
+  snn::record_calibration(net, r);
+  net.metadata()["calibration.command_line"] = command_line();
+  snn::save_network(net, a.out);
+  if (a.run.json) {
+    print_json({{"model", a.out}, {"method", r.method}, {"seconds", r.seconds}, {"images", r.images},
+                {"parameters", r.parameters}});
+  } else {
+    std::printf("calibrated %s with %s for T = %lld in %.1f s (%lld images); wrote %s\n", a.model.c_str(),
+                r.method.c_str(), (long long)a.opts.timesteps, r.seconds, (long long)r.images, a.out.c_str());
+  }
+}
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Calibrate a converted SNN (FTBC and others) for T steps");
+  cmd->add_option("model", a->model, "Model file (.snn.h5)")->required();
+  cmd->add_option("-o,--out", a->out, "Output model file")->required();
+  cmd->add_option("--data", a->data, "Calibration images (training set)")->capture_default_str();
+  cmd->add_option("--T", a->opts.timesteps, "Timesteps to calibrate for (serves every t <= T)")->required();
+  cmd->add_option("--method", a->method, "ftbc, ftbc-paper, light or rts")->capture_default_str();
+  cmd->add_option("--alpha", a->opts.alpha, "FTBC step size")->capture_default_str();
+  cmd->add_option("--batches", a->opts.batches, "Calibration batches")->capture_default_str();
+  cmd->add_option("--iters", a->opts.iters, "Passes over the batches")->capture_default_str();
+  cmd->add_option("--seed", a->opts.seed, "Seed choosing the calibration images")->capture_default_str();
+  cmd->add_option("--variant", a->opts.variant, "FTBC variant: fixed or paper")->capture_default_str()
+      ->check(CLI::IsMember({"fixed", "paper"}));
+  add_run_options(cmd, a->run);
+  cmd->callback([a] { run_calibrate(*a); });
+}
+#else
+void register_calibrate(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("calibrate", "Calibrate a converted SNN (unavailable in this build)");
+  cmd->allow_extras();
+  cmd->callback([] { throw snn::Error("snnc was built without the conversion library"); });
+}
+#endif
+
+}  // namespace snnc
