@@ -1,0 +1,69 @@
+// Data-driven threshold selection ("weight/threshold normalisation") for converted networks.
+//
+// Each neuron layer standing in for a ReLU gets θ from the activations of the ANN view on calibration
+// images: the maximum, or the p-th percentile (Rueckauer et al. 2017; default 99.99), per layer or per
+// channel. Percentiles are taken over the *positive* activations, as in the SNN toolbox: zeros are
+// neurons at rest and would pull the percentile of a sparse layer towards 0. Layers whose activation
+// already has a threshold (clip(0,θ), QCFS) keep it.
+//
+// Why one ANN pass is enough: the ANN view of a ReLU neuron is relu(x) whatever its θ, so thresholds
+// set for earlier layers do not change the activations of later ones.
+//
+// Memory: the positive activations of each layer are kept (exact percentile) up to max_values per layer;
+// beyond that a layer keeps the largest values exactly (enough for high percentiles such as 99.99) and
+// a uniform random sample of all values (percentiles below the kept top part become estimates; the
+// report says which layers were estimated).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "snn/backend.hpp"
+#include "snn/dataset.hpp"
+#include "snn/network.hpp"
+#include "snn/sweep.hpp"
+
+namespace snn::conversion {
+
+enum class NormMethod { Max, Percentile };
+std::string to_string(NormMethod m);
+NormMethod parse_norm_method(const std::string& s);  // "max" | "percentile"
+
+struct NormOptions {
+  NormMethod method = NormMethod::Percentile;
+  double percentile = 99.99;    // in (0, 100]; used by Percentile
+  bool channelwise = false;     // one θ per channel instead of one per layer
+  int64_t batch_size = 128;
+  int64_t max_images = 1000;    // calibration images used from the dataset; 0 = all
+  int64_t max_values = int64_t(1) << 22;  // positive activations kept per layer (16 MB) before sampling
+  uint64_t seed = 0;            // for the sample taken when a layer exceeds max_values
+  snn::ProgressFn progress;     // (images done, images total)
+};
+
+struct LayerThreshold {
+  int node = -1;
+  std::string layer;
+  std::vector<float> threshold;  // one value, or one per channel
+  int64_t values = 0;            // positive activations seen (all channels)
+  bool estimated = false;        // percentile estimated from a sample (see max_values)
+  bool degenerate = false;       // no positive activation at all: θ = 1
+};
+
+struct ThresholdReport {
+  int64_t images = 0;
+  std::vector<LayerThreshold> layers;  // the ReLU layers that were set, in network order
+  std::vector<std::string> notes;
+};
+
+// True when some neuron layer's threshold must come from data (its source activation is ReLU).
+bool needs_data_thresholds(const snn::Network& net);
+
+// Sets θ of every ReLU neuron layer from the ANN view on `data` (the first max_images images).
+ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
+                               const NormOptions& opts);
+
+// p-th percentile of values with linear interpolation between order statistics (numpy's default).
+// values is reordered. Throws on an empty input or p outside [0, 100].
+double percentile_of(std::vector<float>& values, double p);
+
+}  // namespace snn::conversion

@@ -1,0 +1,48 @@
+// TorchScript import: turns a trained PyTorch CNN saved with torch.jit.script or torch.jit.trace into
+// an snn::Network (weight layers + neuron layers standing in for the activations).
+//
+// The model's forward is run *symbolically*: every TorchScript value is either a constant (weights,
+// ints, lists, module objects — folded as the code runs, so `if self.training:` and shape checks take
+// their eval-mode branch) or a tensor that depends on the input image, which maps to a node of the
+// network being built. Supported: conv2d (stride, padding, groups; no dilation), batch_norm after a
+// conv/linear (folded into it), relu (module and functional), hardtanh/relu6/clamp with min 0 (clip),
+// avg/max/adaptive-avg pooling, global mean, flatten/view/reshape/squeeze to [N, -1], linear (also
+// addmm/matmul + bias), add of two tensors (residuals), dropout/contiguous/detach/to(float) (identity).
+// Batch norm is folded into the conv/linear before it (their output must not be used elsewhere); a
+// constant per-channel tensor added right after a conv/linear becomes its bias. A submodule whose class name
+// contains "QCFS" or "ClipFloor" with a parameter `thresh` (or `up`) and an int attribute `L` becomes one
+// QCFS neuron layer. Anything else is an snn::Error naming the op, the module and the source line.
+//
+// This header does not include LibTorch; only the snn_torch_import library does (SNN_HAVE_TORCH).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "snn/network.hpp"
+#include "snn/neuron_dynamics.hpp"
+#include "snn/tensor.hpp"
+
+namespace snn::conversion {
+
+struct ImportOptions {
+  snn::Shape input_shape;    // per-image [C, H, W]; required
+  snn::NeuronConfig neuron;  // neuron model of every activation layer
+};
+
+struct ImportReport {
+  int batchnorms_folded = 0;
+  int activations = 0;        // neuron layers created
+  int relu_layers = 0;        // of which ReLU (provisional θ = 1: set thresholds from data)
+  int max_pools = 0;
+  std::vector<std::string> ops;    // distinct TorchScript node kinds met while importing, sorted
+  std::vector<std::string> notes;  // what was folded, recognised or assumed, one line each
+};
+
+// Imports the model at `path`. Throws snn::Error naming the file (and op/module/line where it applies).
+snn::Network import_torchscript(const std::string& path, const ImportOptions& options, ImportReport* report = nullptr);
+
+// LibTorch's own forward of the model on already preprocessed inputs [N, C, H, W]; returns [N, K].
+// For the faithfulness check (ANN view vs PyTorch).
+snn::Tensor torchscript_forward(const std::string& path, const snn::Tensor& input);
+
+}  // namespace snn::conversion
