@@ -16,7 +16,7 @@ mkdir -p "$OUT" build-device
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 ARCH=${CUDA_ARCH:-sm_90}
 INC="-I snn/include -I cuda/include -I .device-headers -I tests/cuda"
-FLAGS="-std=c++17 -O3 -arch=$ARCH -lineinfo --expt-relaxed-constexpr"
+FLAGS="-std=c++17 -O3 -arch=$ARCH -lineinfo --expt-relaxed-constexpr -Xcompiler -ffp-contract=off"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpu.txt"
 $NVCC $FLAGS $INC cuda/src/device.cu cuda/src/neuron_kernels.cu -x cu tests/cuda/cuda_main.cpp \
   -x cu tests/cuda/test_neuron_kernels.cpp -o build-device/cuda_tests 2>&1 | tee "$OUT/build.txt"

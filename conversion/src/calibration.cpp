@@ -11,7 +11,7 @@
 #include "snn/conversion/rts_shift.hpp"
 #include "snn/error.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 namespace {
 std::map<std::string, CalibratorFactory>& registry() {
@@ -103,4 +103,4 @@ void clear_calibration(Network& net) {
     it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);
 }
 
-}  // namespace snn
+}  // namespace snn::conversion

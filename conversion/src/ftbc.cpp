@@ -6,7 +6,7 @@
 #include "snn/error.hpp"
 #include "snn/neuron_dynamics.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 FtbcVariant parse_ftbc_variant(const std::string& s) {
   if (s == "fixed") return FtbcVariant::Fixed;
@@ -131,7 +131,8 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
     }
 
   CalibrationReport r;
-  r.method = name();
+  // The variant is part of the method's identity ("ftbc-paper" whichever way it was asked for).
+  r.method = variant == FtbcVariant::Paper ? "ftbc-paper" : "ftbc";
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.images = opts.batches * opts.batch_size;
   r.parameters = {{"T", std::to_string(opts.timesteps)},
@@ -145,4 +146,4 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
   return r;
 }
 
-}  // namespace snn
+}  // namespace snn::conversion

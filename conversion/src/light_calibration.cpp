@@ -4,7 +4,7 @@
 
 #include "snn/error.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 namespace {
 // Sums one layer's spikes per channel over every step of a simulation.
@@ -78,4 +78,4 @@ CalibrationReport LightCalibrator::calibrate(Network& net, Backend& backend, con
   return r;
 }
 
-}  // namespace snn
+}  // namespace snn::conversion

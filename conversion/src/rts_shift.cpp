@@ -2,7 +2,7 @@
 
 #include "snn/error.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 CalibrationReport RtsShiftCalibrator::calibrate(Network& net, Backend&, const Dataset&,
                                                 const CalibrationOptions& opts) const {
@@ -23,4 +23,4 @@ CalibrationReport RtsShiftCalibrator::calibrate(Network& net, Backend&, const Da
   return r;
 }
 
-}  // namespace snn
+}  // namespace snn::conversion

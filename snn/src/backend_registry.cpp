@@ -38,7 +38,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bo
     if (it != registry().end()) cuda = it->second;
   }
   std::string why;
-  if (!cuda.factory) why = "this snnc was built without the CUDA backend (configure with -DSNN_WITH_CUDA=ON)";
+  if (!cuda.factory) why = "no CUDA backend in this build";
   else if (cuda.available && !cuda.available(&why)) why = "no usable GPU: " + why;
   if (why.empty()) return cuda.factory(threads);
   if (device == "cuda") throw Error("--device cuda: " + why);

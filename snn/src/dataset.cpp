@@ -95,8 +95,8 @@ int32_t num_classes_of(const std::vector<int32_t>& labels) {
 
 Tensor to_unit_floats(const std::vector<uint8_t>& bytes, Shape shape) {
   std::vector<float> v(bytes.size());
-  constexpr float kScale = 1.0f / 255.0f;
-  for (size_t i = 0; i < bytes.size(); ++i) v[i] = static_cast<float>(bytes[i]) * kScale;
+  // Divide (not multiply by 1/255): bit-identical to PyTorch's `x / 255`, which models were trained on.
+  for (size_t i = 0; i < bytes.size(); ++i) v[i] = static_cast<float>(bytes[i]) / 255.0f;
   return Tensor(std::move(shape), std::move(v));
 }
 

@@ -10,6 +10,7 @@
 #include "test_util.hpp"
 
 using namespace snn;
+using namespace snn::conversion;
 using snn_test::random_tensor;
 
 namespace {

@@ -138,15 +138,49 @@ TEST_CASE("Flatten, Add and neuron layers in the ANN view", "[layers]") {
   REQUIRE_THROWS_WITH(add.output_shape({{3, 2, 2}, {3, 2, 1}}), Catch::Contains("add") && Catch::Contains("differ"));
 }
 
-TEST_CASE("spiking max pooling gates by the running input sum", "[layers]") {
+TEST_CASE("spiking max pooling: output count = the largest input count, at every step", "[layers]") {
   MaxPool2d mx("pool", PoolSpec{2, 1, 2, 1, 0, 0});  // windows of 2 rows x 1 column
-  auto state = mx.make_state({{1, 2, 1}}, 1);
-  // Element A spikes at t = 0, 1, 2; element B at t = 0 and 3. After t=0 both sums are 1 (tie: A).
-  // Output follows A (highest running count) and never passes B's extra spike at t = 3.
-  Tensor x({4, 1, 2, 1}, {1, 1, 1, 0, 1, 0, 0, 1}), y;
-  mx.forward_snn({&x}, y, state.get(), StepChunk{0, 4, 1});
-  REQUIRE(y.values() == std::vector<float>{1, 1, 1, 0});
-  // The rate of the output equals the max rate (A: 3/4), unlike max over spikes (4/4).
+  SECTION("a clear leader") {
+    auto state = mx.make_state({{1, 2, 1}}, 1);
+    // Element A spikes at t = 0, 1, 2; element B at t = 0 and 3. Max over spikes would fire 4 times;
+    // the max rate is A's 3 of 4.
+    Tensor x({4, 1, 2, 1}, {1, 1, 1, 0, 1, 0, 0, 1}), y;
+    mx.forward_snn({&x}, y, state.get(), StepChunk{0, 4, 1});
+    REQUIRE(y.values() == std::vector<float>{1, 1, 1, 0});
+  }
+  SECTION("alternating leaders: no surplus spikes at ties") {
+    auto state = mx.make_state({{1, 2, 1}}, 1);
+    // A: 1 0 0 1, B: 0 1 1 0. Counts A 1 1 1 2, B 0 1 2 2: the largest count is 1 1 2 2, so the output
+    // spikes at t = 0 and t = 2 only. (Gating by the current leader would also pass A's spike at t = 3.)
+    Tensor x({4, 1, 2, 1}, {1, 0, 0, 1, 0, 1, 1, 0}), y;
+    mx.forward_snn({&x}, y, state.get(), StepChunk{0, 4, 1});
+    REQUIRE(y.values() == std::vector<float>{1, 0, 1, 0});
+  }
+  SECTION("random spike trains, chunked: the running sums agree exactly") {
+    std::mt19937 rng(6);
+    std::bernoulli_distribution fire(0.3);
+    MaxPool2d pool("pool", PoolSpec{2, 2, 2, 2, 0, 0});
+    const int64_t T = 12, B = 2;
+    Tensor x({T * B, 3, 4, 4});
+    for (int64_t i = 0; i < x.numel(); ++i) x[i] = fire(rng) ? 0.5f : 0.0f;
+    auto state = pool.make_state({{3, 4, 4}}, B);
+    std::vector<float> out_sum(size_t(B * 3 * 2 * 2), 0.0f), in_sum(size_t(B * 3 * 4 * 4), 0.0f);
+    for (int64_t t0 = 0; t0 < T; t0 += 5) {
+      const int64_t steps = std::min<int64_t>(5, T - t0);
+      Tensor chunk = x.slice0(t0 * B, steps * B), y;
+      pool.forward_snn({&chunk}, y, state.get(), StepChunk{t0, steps, B});
+      for (int64_t t = 0; t < steps; ++t) {
+        for (int64_t i = 0; i < B * 48; ++i) in_sum[size_t(i)] += chunk[t * B * 48 + i];
+        for (int64_t i = 0; i < B * 12; ++i) {
+          REQUIRE((y[t * B * 12 + i] == 0.0f || y[t * B * 12 + i] == 0.5f));  // still a spike train
+          out_sum[size_t(i)] += y[t * B * 12 + i];
+        }
+        Tensor sums({B, 3, 4, 4}, in_sum), pooled;
+        pool.forward({&sums}, pooled);  // ANN max pooling of the running sums
+        for (int64_t i = 0; i < B * 12; ++i) REQUIRE(out_sum[size_t(i)] == pooled[i]);
+      }
+    }
+  }
 }
 
 TEST_CASE("shape errors name the layer", "[layers]") {

@@ -15,15 +15,15 @@ namespace snnc {
 namespace {
 struct CalibrateArgs {
   std::string model, out, data = "fashion-mnist:train", method = "ftbc";
-  snn::CalibrationOptions opts;
+  snn::conversion::CalibrationOptions opts;
   RunOptions run;
 };
 
 void run_calibrate(CalibrateArgs& a) {
   snn::Network net = snn::load_network(a.model);
-  auto method = snn::make_calibrator(a.method);
+  auto method = snn::conversion::make_calibrator(a.method);
   a.opts.batch_size = a.run.batch_size;
-  snn::check_calibration_options(a.opts, nullptr);  // bad options fail before loading data
+  snn::conversion::check_calibration_options(a.opts, nullptr);  // bad options fail before loading data
   snn::Dataset data;
   if (method->needs_data()) data = open_dataset(a.data, a.run);
   auto backend = open_backend(a.run);
@@ -33,8 +33,8 @@ void run_calibrate(CalibrateArgs& a) {
     progress.update(done, total);
     last_stage = stage;
   };
-  const snn::CalibrationReport r = method->calibrate(net, *backend, data, a.opts);
-  snn::record_calibration(net, r);
+  const snn::conversion::CalibrationReport r = method->calibrate(net, *backend, data, a.opts);
+  snn::conversion::record_calibration(net, r);
   net.metadata()["calibration.command_line"] = command_line();
   snn::save_network(net, a.out);
   if (a.run.json) {

@@ -188,7 +188,7 @@ void run_convert(const ConvertArgs& a) {
     j["parameters"] = net.parameter_count();
     j["batchnorms_folded"] = report.batchnorms_folded;
     j["max_pools"] = report.max_pools;
-    if (report.max_pools > 0) j["max_pooling"] = "spiking max pooling: gated by running input sum";
+    if (report.max_pools > 0) j["max_pooling"] = "spiking max pooling: emits the increase of the largest running input sum";
     j["norm"] = norm_text;
     j["neuron"] = md["neuron"];
     for (int i : net.neuron_nodes()) {
@@ -218,7 +218,7 @@ void run_convert(const ConvertArgs& a) {
               net.neuron_nodes().size(), (long long)neurons, (long long)net.parameter_count());
   std::printf("  batch norms folded: %d\n", report.batchnorms_folded);
   if (report.max_pools > 0)
-    std::printf("  max pooling: %d layer(s); spiking max pooling: gated by running input sum\n", report.max_pools);
+    std::printf("  max pooling: %d layer(s); spiking max pooling: emits the increase of the largest running input sum\n", report.max_pools);
   std::printf("  neurons: %s\n", md["neuron"].c_str());
   std::printf("  thresholds: %s\n", norm_text.c_str());
   for (int i : net.neuron_nodes()) {

@@ -23,7 +23,7 @@ struct SweepArgs {
   std::string calib_data = "fashion-mnist:train";
   int64_t calib_batch_size = 128;
 #ifdef SNN_HAVE_CONVERSION
-  snn::CalibrationOptions calib;
+  snn::conversion::CalibrationOptions calib;
 #endif
   RunOptions run;
 };
@@ -39,21 +39,21 @@ snn::Network variant_for(const std::string& method, const snn::Network& model, c
   auto calibrated_t = meta.find("calibration.T");
   if (method == "model") return net;
 #ifdef SNN_HAVE_CONVERSION
-  snn::clear_calibration(net);
+  snn::conversion::clear_calibration(net);
   if (method == "none") return net;
   if (calibrated != meta.end() && calibrated->second == method && calibrated_t != meta.end() &&
       std::stoll(calibrated_t->second) >= a.timesteps)
     return model;
-  auto calibrator = snn::make_calibrator(method);
-  snn::CalibrationOptions o = a.calib;
+  auto calibrator = snn::conversion::make_calibrator(method);
+  snn::conversion::CalibrationOptions o = a.calib;
   o.timesteps = a.timesteps;
   o.batch_size = a.calib_batch_size;
   if (calibrator->needs_data() && !calib_data)
     throw snn::Error("--compare " + method + ": needs calibration data (--calib-data)");
   Progress p("calibrate " + method, progress_enabled(a.run));
   o.progress = [&](const std::string&, int64_t d, int64_t t) { p.update(d, t); };
-  const snn::CalibrationReport r = calibrator->calibrate(net, backend, calib_data ? *calib_data : snn::Dataset(), o);
-  snn::record_calibration(net, r);
+  const snn::conversion::CalibrationReport r = calibrator->calibrate(net, backend, calib_data ? *calib_data : snn::Dataset(), o);
+  snn::conversion::record_calibration(net, r);
   *seconds = r.seconds;
   return net;
 #else
@@ -69,7 +69,7 @@ bool needs_calibration_data(const std::vector<std::string>& methods, const snn::
     const auto& meta = model.metadata();
     const bool stored = meta.count("calibration") && meta.at("calibration") == m && meta.count("calibration.T") &&
                         std::stoll(meta.at("calibration.T")) >= T;
-    if (!stored && snn::make_calibrator(m)->needs_data()) return true;
+    if (!stored && snn::conversion::make_calibrator(m)->needs_data()) return true;
   }
 #else
   (void)methods, (void)model, (void)T;
@@ -97,6 +97,7 @@ nlohmann::json to_json(const snn::SweepResult& r) {
           {"images", r.images},
           {"timesteps", r.timesteps},
           {"seconds", r.seconds},
+          {"calibration_seconds", r.calibration_seconds},
           {"image_timesteps_per_second", double(r.images * r.timesteps) / std::max(r.seconds, 1e-9)},
           {"firing_rate", fr},
           {"synaptic_ops_per_image", acs},

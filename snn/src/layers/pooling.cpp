@@ -1,5 +1,6 @@
 #include "snn/layers/pooling.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -51,13 +52,28 @@ PoolSpec PoolLayer::spec_from_record(const LayerRecord& r) {
   return s;
 }
 
+namespace {
+// Calls visit(offset) for each in-bounds input element of output (oy, ox)'s window, in row-major order.
+template <class Visit>
+inline void for_each_in_window(const PoolSpec& s, int64_t h, int64_t w, int64_t oy, int64_t ox, Visit visit) {
+  for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
+    const int64_t iy = oy * s.stride_h - s.pad_h + ky;
+    if (iy < 0 || iy >= h) continue;
+    for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+      const int64_t ix = ox * s.stride_w - s.pad_w + kx;
+      if (ix >= 0 && ix < w) visit(iy * w + ix);
+    }
+  }
+}
+}  // namespace
+
 void AvgPool2d::forward(const std::vector<const Tensor*>& inputs, Tensor& out) const {
   const Tensor& x = *inputs[0];
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   Shape os = output_shape({{c, h, w}});
   const int64_t ho = os[1], wo = os[2];
   out.resize({n, c, ho, wo});
-  const float inv = 1.0f / float(spec_.kernel_h * spec_.kernel_w);
+  const float area = float(spec_.kernel_h * spec_.kernel_w);  // divide, as PyTorch does
   const auto& s = spec_;
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < n * c; ++p) {
@@ -66,15 +82,8 @@ void AvgPool2d::forward(const std::vector<const Tensor*>& inputs, Tensor& out) c
     for (int64_t oy = 0; oy < ho; ++oy)
       for (int64_t ox = 0; ox < wo; ++ox) {
         float acc = 0.0f;
-        for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
-          const int64_t iy = oy * s.stride_h - s.pad_h + ky;
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
-            const int64_t ix = ox * s.stride_w - s.pad_w + kx;
-            if (ix >= 0 && ix < w) acc += in[iy * w + ix];
-          }
-        }
-        o[oy * wo + ox] = acc * inv;
+        for_each_in_window(s, h, w, oy, ox, [&](int64_t i) { acc += in[i]; });
+        o[oy * wo + ox] = acc / area;
       }
   }
 }
@@ -97,37 +106,34 @@ void MaxPool2d::forward(const std::vector<const Tensor*>& inputs, Tensor& out) c
     for (int64_t oy = 0; oy < ho; ++oy)
       for (int64_t ox = 0; ox < wo; ++ox) {
         float m = -std::numeric_limits<float>::infinity();
-        for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
-          const int64_t iy = oy * s.stride_h - s.pad_h + ky;
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
-            const int64_t ix = ox * s.stride_w - s.pad_w + kx;
-            if (ix >= 0 && ix < w && in[iy * w + ix] > m) m = in[iy * w + ix];
-          }
-        }
+        for_each_in_window(s, h, w, oy, ox, [&](int64_t i) { m = std::max(m, in[i]); });
         o[oy * wo + ox] = m;
       }
   }
 }
 
 namespace {
-struct RunningSum : LayerState {
-  Tensor sum;  // [batch, C, H, W]: input summed over all steps so far
+struct RunningSums : LayerState {
+  Tensor sum;  // [batch, C, H, W]: each input summed over all steps so far
+  Tensor max;  // [batch, C, Ho, Wo]: the largest running sum of each window after the previous step
 };
 }  // namespace
 
 std::unique_ptr<LayerState> MaxPool2d::make_state(const std::vector<Shape>& inputs, int64_t batch) const {
-  auto st = std::make_unique<RunningSum>();
-  Shape s = {batch};
+  auto st = std::make_unique<RunningSums>();
+  Shape s = {batch}, o = {batch};
   s.insert(s.end(), inputs[0].begin(), inputs[0].end());
+  const Shape out = output_shape(inputs);
+  o.insert(o.end(), out.begin(), out.end());
   st->sum = Tensor(s, 0.0f);
+  st->max = Tensor(o, 0.0f);
   return st;
 }
 
 void MaxPool2d::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
                             const StepChunk& chunk) const {
   const Tensor& x = *inputs[0];
-  auto* st = static_cast<RunningSum*>(state);
+  auto* st = static_cast<RunningSums*>(state);
   const int64_t c = x.dim(1), h = x.dim(2), w = x.dim(3), b = chunk.batch;
   Shape os = output_shape({{c, h, w}});
   const int64_t ho = os[1], wo = os[2];
@@ -137,6 +143,7 @@ void MaxPool2d::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& ou
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < b * c; ++p) {
     float* acc = st->sum.data() + p * h * w;
+    float* prev = st->max.data() + p * ho * wo;
     for (int64_t t = 0; t < chunk.steps; ++t) {
       const float* in = x.data() + (t * b * c + p) * h * w;
       float* o = out.data() + (t * b * c + p) * ho * wo;
@@ -144,25 +151,20 @@ void MaxPool2d::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& ou
       for (int64_t oy = 0; oy < ho; ++oy)
         for (int64_t ox = 0; ox < wo; ++ox) {
           float best = -std::numeric_limits<float>::infinity();
-          int64_t arg = -1;
-          for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
-            const int64_t iy = oy * s.stride_h - s.pad_h + ky;
-            if (iy < 0 || iy >= h) continue;
-            for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
-              const int64_t ix = ox * s.stride_w - s.pad_w + kx;
-              if (ix >= 0 && ix < w && acc[iy * w + ix] > best) {
-                best = acc[iy * w + ix];
-                arg = iy * w + ix;
-              }
-            }
-          }
-          o[oy * wo + ox] = in[arg];
+          for_each_in_window(s, h, w, oy, ox, [&](int64_t i) { best = std::max(best, acc[i]); });
+          // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input
+          // then gives a negative output, exactly like max pooling of the first step's values.
+          const int64_t k = oy * wo + ox;
+          o[k] = best - prev[k];
+          prev[k] = best;
         }
     }
   }
 }
 
-std::string MaxPool2d::summary() const { return PoolLayer::summary() + " spiking: gated by running input sum"; }
+std::string MaxPool2d::summary() const {
+  return PoolLayer::summary() + " spiking: emits the increase of the window's largest running input sum";
+}
 
 std::unique_ptr<Layer> MaxPool2d::from_record(const LayerRecord& r) {
   return std::make_unique<MaxPool2d>(r.name, spec_from_record(r));

@@ -17,7 +17,7 @@
 #include "snn/dataset.hpp"
 #include "snn/network.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 struct CalibrationOptions {
   int64_t timesteps = 32;    // T the SNN is calibrated for (every t ≤ T is served: methods are causal)
@@ -63,4 +63,4 @@ void record_calibration(Network& net, const CalibrationReport& report);
 // Removes every neuron layer's bias (the uncalibrated network).
 void clear_calibration(Network& net);
 
-}  // namespace snn
+}  // namespace snn::conversion

@@ -14,7 +14,7 @@
 #pragma once
 #include "snn/conversion/calibration.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 enum class FtbcVariant { Fixed, Paper };
 FtbcVariant parse_ftbc_variant(const std::string& s);  // "fixed" | "paper"
@@ -32,4 +32,4 @@ class FtbcCalibrator : public Calibrator {
   std::string forced_variant_;  // "ftbc-paper" forces the paper variant
 };
 
-}  // namespace snn
+}  // namespace snn::conversion

@@ -5,7 +5,7 @@
 #pragma once
 #include "snn/conversion/calibration.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 class LightCalibrator : public Calibrator {
  public:
@@ -14,4 +14,4 @@ class LightCalibrator : public Calibrator {
                               const CalibrationOptions& opts) const override;
 };
 
-}  // namespace snn
+}  // namespace snn::conversion

@@ -5,7 +5,7 @@
 #pragma once
 #include "snn/conversion/calibration.hpp"
 
-namespace snn {
+namespace snn::conversion {
 
 class RtsShiftCalibrator : public Calibrator {
  public:
@@ -15,4 +15,4 @@ class RtsShiftCalibrator : public Calibrator {
                               const CalibrationOptions& opts) const override;
 };
 
-}  // namespace snn
+}  // namespace snn::conversion

@@ -1,9 +1,12 @@
 // Pooling layers over [C, H, W] inputs (zero/−∞ padding, floor output size, as PyTorch by default).
 //
 // AvgPool2d is linear, so spikes average exactly as rates do. MaxPool2d is not: the max of spike trains
-// is not the spike train of the max rate. In the SNN view MaxPool2d therefore *gates* each window: it
-// keeps a running sum of every input and passes, at each step, the current input of the element whose
-// running sum is highest (ties: first). The passed rate tracks the max rate without the surplus spikes.
+// is not the spike train of the max rate (it fires whenever *any* input fires). In the SNN view
+// MaxPool2d keeps a running sum of every input and emits, at each step, the increase of the largest
+// running sum in its window. So the output's running sum is exactly the max of the inputs' running
+// sums at every step (rate = max rate), and with spike inputs the output is a spike train: the largest
+// count grows by at most one spike per step. Unlike gating by the current leader, ties between
+// equally-counted inputs cannot add surplus spikes.
 #pragma once
 #include "snn/layer.hpp"
 
