@@ -8,8 +8,9 @@ the ANN view (each neuron layer = its source activation) and simulates the SNN v
   per step t (0-based) and neuron:   LIF: v <- beta*v;   v <- v + (x[t] - b[t][c]);
                                      s = theta*[v >= theta];   v <- v - s (subtract) | v <- 0 where s>0 (zero)
   v starts at v_init*theta; b[t] = 0 for t >= T_b unless bias_constant (then row 0 at every step).
-  Spiking max pooling: a running sum of every input element; the output at step t is the step-t input
-  of the window element with the highest running sum (ties: first in row-major window order).
+  Spiking max pooling: a running sum of every input element; the output at step t is the increase of
+  the window's largest running sum since step t-1 (0 before the first step), so the output's running
+  sum equals the max of the inputs' running sums.
   Direct encoding (the preprocessed image at every step). Readout = last node; the prediction at t is
   the argmax of the readout summed over steps 0..t (ties: lowest class index).
 
@@ -295,9 +296,8 @@ def _read_idx(path):
 
 
 def _unit_floats(u8):
-    # snnc: float(byte) * (1.0f / 255.0f) in float32 (not byte / 255, which differs in the last bit
-    # for some values). Matched here so that both see bit-identical images.
-    return u8.astype(np.float32) * np.float32(1.0 / 255.0)
+    # snnc: float(byte) / 255.0f in float32, as PyTorch's `x / 255` in training.
+    return u8.astype(np.float32) / np.float32(255.0)
 
 
 def load_dataset(spec, limit=0):
@@ -598,7 +598,10 @@ class Engine:
                 state[nd.index] = self.neurons[nd.index].init_membrane(B)
             elif nd.type == "maxpool2d":
                 ins_shape = self.model.input_shape if nd.inputs[0] == -1 else nodes[nd.inputs[0]].shape
-                state[nd.index] = torch.zeros([B] + list(ins_shape), dtype=torch.float32)
+                out_shape = list(nodes[nd.index].shape)
+                # [running sums of the inputs, largest running sum per window after the previous step]
+                state[nd.index] = (torch.zeros([B] + list(ins_shape), dtype=torch.float32),
+                                   torch.zeros([B] + out_shape, dtype=torch.float32))
         static_out = [None] * len(nodes)
         K = nodes[-1].shape[0]
         acc = torch.zeros(B, K, dtype=torch.float32)
@@ -671,7 +674,8 @@ class Engine:
         return out.view([steps * B] + sample)
 
     @staticmethod
-    def maxpool_chunk(nd, x, x_is_static, acc, steps, B):
+    def maxpool_chunk(nd, x, x_is_static, st, steps, B):
+        acc, prev = st
         C, H, W = acc.shape[1:]
         kh, kw = int(nd.n("kernel_h")), int(nd.n("kernel_w"))
         sh, sw = int(nd.n("stride_h")), int(nd.n("stride_w"))
@@ -687,10 +691,14 @@ class Engine:
             torch.add(running, x[t], out=sums[t])
             running = sums[t]
         acc.copy_(running)  # the state carried into the next chunk
-        _, idx = F.max_pool2d(sums.view(steps * B, C, H, W), (kh, kw), (sh, sw), (ph, pw), return_indices=True)
-        Ho, Wo = idx.shape[2], idx.shape[3]
-        src = x.reshape(steps * B, C, H * W)
-        out = torch.gather(src, 2, idx.view(steps * B, C, Ho * Wo))
+        best = F.max_pool2d(sums.view(steps * B, C, H, W), (kh, kw), (sh, sw), (ph, pw))
+        Ho, Wo = best.shape[2], best.shape[3]
+        best = best.view(steps, B, C, Ho, Wo)
+        out = torch.empty_like(best)
+        out[0] = best[0] - prev
+        if steps > 1:
+            torch.sub(best[1:], best[:-1], out=out[1:])
+        prev.copy_(best[-1])
         return out.view(steps * B, C, Ho, Wo)
 
 
@@ -779,7 +787,7 @@ def naive_simulate(model, images, T, hook=None, record=None):
                 v[nd.index][:, c] = f32(f32(nd.num["v_init"]) * th[c if th.size > 1 else 0])
         if nd.type == "maxpool2d":
             src = model.input_shape if nd.inputs[0] == -1 else nodes[nd.inputs[0]].shape
-            run_sum[nd.index] = np.zeros([B] + src, np.float32)
+            run_sum[nd.index] = (np.zeros([B] + src, np.float32), np.zeros([B] + nd.shape, np.float32))
     K = nodes[-1].shape[0]
     acc = np.zeros((B, K), np.float32)
     preds = np.zeros((T, B), np.int64)
@@ -847,7 +855,8 @@ def naive_neuron_step(nd, x, v, t, bias_fn=_naive_bias):
     return s.reshape(x.shape)
 
 
-def naive_maxpool_step(nd, x, run_sum):
+def naive_maxpool_step(nd, x, state):
+    run_sum, prev = state
     kh, kw = int(nd.num["kernel_h"]), int(nd.num["kernel_w"])
     sh, sw = int(nd.num["stride_h"]), int(nd.num["stride_w"])
     ph, pw = int(nd.num["pad_h"]), int(nd.num["pad_w"])
@@ -859,7 +868,7 @@ def naive_maxpool_step(nd, x, run_sum):
         for c in range(C):
             for oy in range(Ho):
                 for ox in range(Wo):
-                    best, arg = -np.inf, None
+                    best = -np.inf
                     for ky in range(kh):
                         iy = oy * sh - ph + ky
                         if iy < 0 or iy >= H:
@@ -867,8 +876,9 @@ def naive_maxpool_step(nd, x, run_sum):
                         for kx in range(kw):
                             ix = ox * sw - pw + kx
                             if 0 <= ix < W and run_sum[b, c, iy, ix] > best:
-                                best, arg = run_sum[b, c, iy, ix], (iy, ix)
-                    out[b, c, oy, ox] = x[b, c, arg[0], arg[1]]
+                                best = run_sum[b, c, iy, ix]
+                    out[b, c, oy, ox] = np.float32(best - prev[b, c, oy, ox])
+                    prev[b, c, oy, ox] = best
     return out
 
 

@@ -125,6 +125,7 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
       });
       SimulationOptions sim;
       sim.timesteps = opts.timesteps;
+      sim.max_chunk_steps = opts.max_chunk_steps;
       backend.simulate(net, images, sim, &hook);
       done += int64_t(neurons.size());
       if (opts.progress) opts.progress(stage, done, total);

@@ -54,6 +54,7 @@ CalibrationReport LightCalibrator::calibrate(Network& net, Backend& backend, con
         RateHook hook(node, C);
         SimulationOptions sim;
         sim.timesteps = opts.timesteps;
+        sim.max_chunk_steps = opts.max_chunk_steps;
         backend.simulate(net, images[b], sim, &hook);
         const Tensor& a = ann[b][size_t(node)];
         const int64_t B = a.dim(0), inner = a.numel() / (B * C);

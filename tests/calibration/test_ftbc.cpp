@@ -191,6 +191,26 @@ TEST_CASE("FTBC is causal: a calibration for T = 8 is the first 8 rows of one fo
   }
 }
 
+TEST_CASE("FTBC does not depend on how the engine chunks time", "[ftbc]") {
+  std::mt19937 rng(47);
+  const Tensor images = random_tensor({48, 2, 8, 8}, rng, 0.0f, 1.0f);
+  Network base = max_norm_network(rng, images, /*residual=*/true);
+  Dataset d = ann_labelled(base, images);
+  CpuBackend cpu(2);
+  for (const std::string variant : {"fixed", "paper"}) {
+    Network whole = base, chunked = base;
+    CalibrationOptions o = options(10, 2, 24);
+    o.variant = variant;
+    FtbcCalibrator().calibrate(whole, cpu, d, o);
+    o.max_chunk_steps = 3;  // the layer hook then sees steps 0-2, 3-5, 6-8, 9 separately
+    FtbcCalibrator().calibrate(chunked, cpu, d, o);
+    for (int node : base.neuron_nodes()) {
+      INFO("variant " << variant << ", layer " << base.layer(node).name());
+      REQUIRE(max_abs_diff(whole.neuron(node).bias(), chunked.neuron(node).bias()) < 1e-6f);
+    }
+  }
+}
+
 TEST_CASE("FTBC variants differ and are recorded", "[ftbc]") {
   std::mt19937 rng(43);
   const Tensor images = random_tensor({64, 2, 8, 8}, rng, 0.0f, 1.0f);

@@ -27,6 +27,7 @@ struct CalibrationOptions {
   int64_t iters = 1;         // passes over the batches
   uint64_t seed = 0;         // which images: a seeded shuffle of the calibration set
   std::string variant = "fixed";  // FTBC: "fixed" | "paper"
+  int64_t max_chunk_steps = 0;    // engine chunking during calibration (0 = by memory); results must not depend on it
   // Progress: (stage, done, total), e.g. ("batch 2/3: conv3.act", 5, 9).
   std::function<void(const std::string&, int64_t, int64_t)> progress;
 };
