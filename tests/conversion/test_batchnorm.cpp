@@ -7,6 +7,7 @@
 
 #include "snn/conversion/batchnorm.hpp"
 #include "snn/error.hpp"
+#include "test_util.hpp"
 
 using namespace snn;
 using snn::conversion::BatchNormParams;
@@ -14,15 +15,10 @@ using snn::conversion::fold_batchnorm;
 
 namespace {
 
-Tensor uniform(Shape shape, std::mt19937& rng, float lo, float hi) {
-  Tensor t(std::move(shape));
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t[i] = u(rng);
-  return t;
-}
+using snn_test::random_tensor;
 
 std::vector<float> uniform_vec(size_t n, std::mt19937& rng, float lo, float hi) {
-  return uniform({int64_t(n)}, rng, lo, hi).values();
+  return random_tensor({int64_t(n)}, rng, lo, hi).values();
 }
 
 BatchNormParams random_bn(int64_t c, std::mt19937& rng, bool affine = true) {
@@ -79,9 +75,9 @@ TEST_CASE("BN folded into a convolution equals conv followed by BN", "[batchnorm
   const int64_t groups = GENERATE(1, 2);
   const bool affine = GENERATE(true, false);
   Conv2dSpec s{4, 6, 3, 3, 2, 1, 1, 1, groups};
-  const Tensor w = uniform({6, 4 / groups, 3, 3}, rng, -0.5f, 0.5f);
-  const Tensor b = with_bias ? uniform({6}, rng, -0.2f, 0.2f) : Tensor();
-  const Tensor x = uniform({3, 4, 7, 6}, rng, -1.0f, 1.0f);
+  const Tensor w = random_tensor({6, 4 / groups, 3, 3}, rng, -0.5f, 0.5f);
+  const Tensor b = with_bias ? random_tensor({6}, rng, -0.2f, 0.2f) : Tensor();
+  const Tensor x = random_tensor({3, 4, 7, 6}, rng, -1.0f, 1.0f);
   const BatchNormParams bn = random_bn(6, rng, affine);
 
   int64_t ho = 0, wo = 0;
@@ -103,9 +99,9 @@ TEST_CASE("BN folded into a convolution equals conv followed by BN", "[batchnorm
 TEST_CASE("BN folded into a linear layer equals linear followed by BN", "[batchnorm]") {
   std::mt19937 rng(11);
   const bool with_bias = GENERATE(true, false);
-  const Tensor w = uniform({5, 9}, rng, -0.5f, 0.5f);
-  const Tensor b = with_bias ? uniform({5}, rng, -0.2f, 0.2f) : Tensor();
-  const Tensor x = uniform({4, 9}, rng, -1.0f, 1.0f);
+  const Tensor w = random_tensor({5, 9}, rng, -0.5f, 0.5f);
+  const Tensor b = with_bias ? random_tensor({5}, rng, -0.2f, 0.2f) : Tensor();
+  const Tensor x = random_tensor({4, 9}, rng, -1.0f, 1.0f);
   const BatchNormParams bn = random_bn(5, rng);
   Linear lin("fc", w, b);
   fold_batchnorm(lin, bn.mean, bn.var, bn.gamma, bn.beta, bn.eps);  // the vector overload
@@ -123,7 +119,7 @@ TEST_CASE("BN folded into a linear layer equals linear followed by BN", "[batchn
 
 TEST_CASE("BN folding rejects mismatched or invalid statistics", "[batchnorm]") {
   std::mt19937 rng(3);
-  Conv2d conv("conv1", Conv2dSpec{2, 3, 1, 1, 1, 1, 0, 0, 1}, uniform({3, 2, 1, 1}, rng, -1, 1));
+  Conv2d conv("conv1", Conv2dSpec{2, 3, 1, 1, 1, 1, 0, 0, 1}, random_tensor({3, 2, 1, 1}, rng, -1, 1));
   BatchNormParams bn = random_bn(4, rng);  // 4 channels for a 3-channel conv
   CHECK_THROWS_WITH(fold_batchnorm(conv, bn), Catch::Contains("conv1") && Catch::Contains("3 output channels"));
   bn = random_bn(3, rng);

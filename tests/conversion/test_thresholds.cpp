@@ -11,41 +11,37 @@
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
 #include "snn/layers/all.hpp"
+#include "test_util.hpp"
 
 using namespace snn;
 using namespace snn::conversion;
 
 namespace {
 
-Tensor uniform(Shape shape, std::mt19937& rng, float lo, float hi) {
-  Tensor t(std::move(shape));
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t[i] = u(rng);
-  return t;
-}
+using snn_test::random_tensor;
 
 // conv -> relu -> conv1x1 -> clip(0.7) -> avgpool -> flatten -> linear -> relu -> linear(0 weights,
 // bias -1) -> relu (never active) -> linear readout. Input [2, 5, 5].
 Network make_net(std::mt19937& rng) {
   Network net({2, 5, 5});
-  net.add(std::make_unique<Conv2d>("conv1", Conv2dSpec{2, 3, 3, 3, 1, 1, 1, 1, 1}, uniform({3, 2, 3, 3}, rng, -0.5f, 0.5f),
-                                   uniform({3}, rng, -0.1f, 0.1f)));
+  net.add(std::make_unique<Conv2d>("conv1", Conv2dSpec{2, 3, 3, 3, 1, 1, 1, 1, 1}, random_tensor({3, 2, 3, 3}, rng, -0.5f, 0.5f),
+                                   random_tensor({3}, rng, -0.1f, 0.1f)));
   net.add(std::make_unique<NeuronLayer>("relu1", 3, std::vector<float>{1.0f}));
-  net.add(std::make_unique<Conv2d>("conv2", Conv2dSpec{3, 3, 1, 1, 1, 1, 0, 0, 1}, uniform({3, 3, 1, 1}, rng, -1.0f, 1.0f)));
+  net.add(std::make_unique<Conv2d>("conv2", Conv2dSpec{3, 3, 1, 1, 1, 1, 0, 0, 1}, random_tensor({3, 3, 1, 1}, rng, -1.0f, 1.0f)));
   net.add(std::make_unique<NeuronLayer>("clip2", 3, std::vector<float>{0.7f}, SourceActivation::Clip));
   net.add(std::make_unique<AvgPool2d>("pool", PoolSpec{2, 2, 2, 2, 0, 0}));
   net.add(std::make_unique<Flatten>("flatten"));
-  net.add(std::make_unique<Linear>("fc1", uniform({6, 12}, rng, -0.5f, 0.5f), uniform({6}, rng, -0.1f, 0.1f)));
+  net.add(std::make_unique<Linear>("fc1", random_tensor({6, 12}, rng, -0.5f, 0.5f), random_tensor({6}, rng, -0.1f, 0.1f)));
   net.add(std::make_unique<NeuronLayer>("relu3", 6, std::vector<float>{1.0f}));
   net.add(std::make_unique<Linear>("dead_fc", Tensor({4, 6}, 0.0f), Tensor({4}, -1.0f)));
   net.add(std::make_unique<NeuronLayer>("relu_dead", 4, std::vector<float>{1.0f}));
-  net.add(std::make_unique<Linear>("out", uniform({3, 4}, rng, -0.5f, 0.5f)));
+  net.add(std::make_unique<Linear>("out", random_tensor({3, 4}, rng, -0.5f, 0.5f)));
   return net;
 }
 
 Dataset make_data(int64_t n, std::mt19937& rng) {
   Dataset d;
-  d.images = uniform({n, 2, 5, 5}, rng, -1.0f, 1.0f);
+  d.images = random_tensor({n, 2, 5, 5}, rng, -1.0f, 1.0f);
   for (int64_t i = 0; i < n; ++i) d.labels.push_back(int32_t(i % 3));
   d.num_classes = 3;
   d.source = "synthetic";
@@ -197,7 +193,7 @@ TEST_CASE("threshold calibration rejects unusable data", "[thresholds]") {
   empty.images = Tensor({0, 2, 5, 5});
   CHECK_THROWS_WITH(set_thresholds(net, cpu, empty, NormOptions{}), Catch::Contains("no images"));
   Dataset wrong;
-  wrong.images = uniform({4, 1, 5, 5}, rng, 0, 1);
+  wrong.images = random_tensor({4, 1, 5, 5}, rng, 0, 1);
   wrong.labels = {0, 1, 2, 0};
   wrong.num_classes = 3;
   CHECK_THROWS_WITH(set_thresholds(net, cpu, wrong, NormOptions{}), Catch::Contains("[1, 5, 5]"));
