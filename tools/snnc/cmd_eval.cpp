@@ -54,9 +54,12 @@ void register_eval(CLI::App& app) {
   cmd->add_option("model", args->model, "Model file (.snn.h5)")->required();
   cmd->add_option("--data", args->data, "Dataset: fashion-mnist:test, IDX/CIFAR/HDF5 file")->required();
   cmd->add_flag("--ann", args->ann_only, "Only the ANN view (the source CNN)");
-  cmd->add_option("--T", args->timesteps, "Timesteps for the SNN accuracy")->check(CLI::PositiveNumber);
+  cmd->add_option("--T", args->timesteps, "Timesteps for the SNN accuracy")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--encoding", args->encoding, "Input encoding: direct or poisson")
-      ->check(CLI::IsMember({"direct", "poisson"}));
+      ->check(CLI::IsMember({"direct", "poisson"}))
+      ->capture_default_str();
   add_run_options(cmd, args->run);
   cmd->callback([args] { run_eval(*args); });
 }

@@ -203,9 +203,11 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("model", args->model, "Model file (.snn.h5)")->required();
   cmd->add_option("--data", args->data, "Dataset: fashion-mnist:test, IDX/CIFAR/HDF5 file")->required();
   cmd->add_option("--T", args->timesteps, "Timesteps to simulate (accuracy is reported for every t <= T)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--encoding", args->encoding, "Input encoding: direct or poisson")
-      ->check(CLI::IsMember({"direct", "poisson"}));
+      ->check(CLI::IsMember({"direct", "poisson"}))
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed for Poisson encoding");
   cmd->add_option("-o,--out", args->out, "Write the results to this HDF5 file (sweep.h5)");
   cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
