@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "import_test_util.hpp"
 #include "snn/conversion/torch_import.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
@@ -90,15 +91,7 @@ Network check_ok_fixture(const std::string& file, ImportReport* report_out = nul
 }
 
 std::string import_error(const std::string& path, Shape shape = {1, 12, 12}) {
-  ImportOptions opts;
-  opts.input_shape = std::move(shape);
-  try {
-    import_torchscript(path, opts);
-  } catch (const snn::Error& e) {
-    return e.what();
-  }
-  FAIL("importing " << path << " did not fail");
-  return "";
+  return snn_test::import_error_message(path, std::move(shape));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "import_test_util.hpp"
 #include "snn/conversion/torch_import.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
@@ -50,16 +51,7 @@ Network check_matches(torch::jit::Module& m, const std::string& name, Shape shap
 }
 
 std::string import_error(torch::jit::Module& m, const std::string& name, Shape shape = {2, 6, 6}) {
-  const std::string path = save(m, name);
-  ImportOptions opts;
-  opts.input_shape = std::move(shape);
-  try {
-    import_torchscript(path, opts);
-  } catch (const snn::Error& e) {
-    return e.what();
-  }
-  FAIL("importing " << name << " did not fail");
-  return "";
+  return snn_test::import_error_message(save(m, name), std::move(shape));
 }
 
 torch::jit::Module qcfs_module(const std::string& cls, bool with_L, at::Tensor thresh) {
