@@ -97,6 +97,15 @@ void record_calibration(Network& net, const CalibrationReport& r) {
   for (const auto& [k, v] : r.parameters) net.metadata()["calibration." + k] = v;
 }
 
+void store_biases(const Program& program, Network& net) {
+  for (int i : net.neuron_nodes()) {
+    bool constant = false;
+    Tensor bias = program.neuron_bias(i, &constant);
+    if (bias.empty()) net.neuron(i).clear_bias();
+    else net.neuron(i).set_bias(std::move(bias), constant);
+  }
+}
+
 void clear_calibration(Network& net) {
   for (int i : net.neuron_nodes()) net.neuron(i).clear_bias();
   for (auto it = net.metadata().begin(); it != net.metadata().end();)

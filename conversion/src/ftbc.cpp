@@ -4,7 +4,6 @@
 #include <map>
 
 #include "snn/error.hpp"
-#include "snn/neuron_dynamics.hpp"
 
 namespace snn::conversion {
 
@@ -16,86 +15,47 @@ FtbcVariant parse_ftbc_variant(const std::string& s) {
 
 namespace {
 
-// Replays each neuron layer on its chunk input before the engine runs it, correcting b[t][c].
-class FtbcHook : public SimulationHook {
+// Corrects each neuron layer's b[t][c] on every chunk before the backend runs it, by replaying the layer's
+// own neurons step by step (NeuronLayerAccess::replay_step), so downstream layers see corrected spikes.
+class FtbcProbe : public NeuronProbe {
  public:
-  FtbcHook(Network& net, const std::vector<Tensor>& ann, double alpha, FtbcVariant variant,
-           std::function<void(int)> on_layer)
-      : net_(net), ann_(ann), alpha_(float(alpha)), variant_(variant), on_layer_(std::move(on_layer)) {}
+  FtbcProbe(double alpha, FtbcVariant variant, std::function<void(int)> on_layer)
+      : alpha_(float(alpha)), variant_(variant), on_layer_(std::move(on_layer)) {}
 
-  void before_neuron_layer(int node, const Tensor& x, const StepChunk& chunk) override {
-    NeuronLayer& layer = net_.neuron(node);
-    const Tensor& a = ann_[size_t(node)];  // ANN activation of this layer, [B, C, ...]
-    const int64_t B = chunk.batch, C = layer.channels();
-    const int64_t per_sample = a.numel() / B, inner = per_sample / C;
-    const NeuronConfig& cfg = layer.config();
+  bool wants_ann_reference() const override { return true; }
 
-    auto it = membrane_.find(node);
-    if (it == membrane_.end()) {
-      Tensor v({B, per_sample});
-      for (int64_t p = 0; p < B * C; ++p)
-        for (int64_t i = 0; i < inner; ++i) v[p * inner + i] = cfg.v_init * layer.theta(p % C);
-      it = membrane_.emplace(node, std::move(v)).first;
-    }
-    Tensor& v = it->second;
-
-    // Per-channel mean ANN activation, the target of every step.
-    std::vector<double> a_mean(size_t(C), 0.0);
-    for (int64_t p = 0; p < B * C; ++p)
-      for (int64_t i = 0; i < inner; ++i) a_mean[size_t(p % C)] += a[p * inner + i];
-    for (auto& m : a_mean) m /= double(B * inner);
-
+  void before_layer(NeuronLayerAccess& layer) override {
+    const StepChunk& chunk = layer.chunk();
+    const int64_t C = layer.channels();
+    const std::vector<double>& a_mean = layer.ann_channel_means();  // the target of every step
     Tensor bias = layer.bias();
-    std::vector<float> scratch(size_t(per_sample * B));
-    std::vector<double> plane_sum(size_t(B * C));
-    Tensor v_saved;
+    const std::vector<float> zero(size_t(C), 0.0f);
+    std::vector<float> row;
     for (int64_t t = 0; t < chunk.steps; ++t) {
-      const int64_t tt = chunk.t0 + t;
-      if (variant_ == FtbcVariant::Fixed) v_saved = v;
-      const bool paper = variant_ == FtbcVariant::Paper;
-#pragma omp parallel for schedule(static)
-      for (int64_t p = 0; p < B * C; ++p) {
-        const int64_t c = p % C;
-        const float b = paper ? 0.0f : bias[tt * C + c];
-        float* s = scratch.data() + p * inner;
-        float* vp = v.data() + p * inner;
-        neuron_step(x.data() + (t * B * C + p) * inner, vp, s, inner, layer.theta(c), b, cfg);
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += s[i];
-        plane_sum[size_t(p)] = sum;
-        if (paper) {
-          const float* ap = a.data() + p * inner;
-          for (int64_t i = 0; i < inner; ++i) vp[i] -= alpha_ * (s[i] - ap[i]);
-        }
+      float* b = bias.data() + (chunk.t0 + t) * C;
+      std::vector<double> s_mean;
+      if (variant_ == FtbcVariant::Paper) {
+        // Bias-free local simulation, membranes nudged towards the ANN activation.
+        s_mean = layer.replay_step(t, zero, /*commit=*/true, alpha_);
+      } else {
+        row.assign(b, b + C);
+        s_mean = layer.replay_step(t, row, /*commit=*/false);
       }
-      for (int64_t c = 0; c < C; ++c) {
-        double s_sum = 0;
-        for (int64_t b = 0; b < B; ++b) s_sum += plane_sum[size_t(b * C + c)];
-        const double err = s_sum / double(B * inner) - a_mean[size_t(c)];
-        bias[tt * C + c] += float(alpha_ * err);
-      }
+      for (int64_t c = 0; c < C; ++c) b[c] += float(alpha_ * (s_mean[size_t(c)] - a_mean[size_t(c)]));
       if (variant_ == FtbcVariant::Fixed) {
-        // Carry the state the corrected bias produces (what the engine will compute next).
-        v = v_saved;
-#pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < B * C; ++p) {
-          const int64_t c = p % C;
-          neuron_step(x.data() + (t * B * C + p) * inner, v.data() + p * inner, scratch.data() + p * inner, inner,
-                      layer.theta(c), bias[tt * C + c], cfg);
-        }
+        // Carry the state the corrected bias produces (what the backend will compute next).
+        row.assign(b, b + C);
+        layer.replay_step(t, row, /*commit=*/true);
       }
     }
-    layer.set_bias(std::move(bias));
-    if (on_layer_) on_layer_(node);
+    layer.set_bias(bias);
+    if (on_layer_) on_layer_(layer.node());
   }
 
  private:
-  Network& net_;
-  const std::vector<Tensor>& ann_;
   float alpha_;
   FtbcVariant variant_;
   std::function<void(int)> on_layer_;
-  std::map<int, Tensor> membrane_;
 };
 
 }  // namespace
@@ -107,7 +67,8 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
   const auto start = std::chrono::steady_clock::now();
   const std::vector<int> neurons = net.neuron_nodes();
   require(!neurons.empty(), "FTBC: the network has no neuron layers to calibrate");
-  for (int i : neurons) net.neuron(i).set_bias(Tensor({opts.timesteps, net.neuron(i).channels()}, 0.0f));
+  auto program = backend.prepare(net);
+  for (int i : neurons) program->set_neuron_bias(i, Tensor({opts.timesteps, net.neuron(i).channels()}, 0.0f));
 
   const auto batches = calibration_batches(opts, data.size());
   const int64_t total = opts.iters * opts.batches * int64_t(neurons.size());
@@ -115,21 +76,21 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
   for (int64_t it = 0; it < opts.iters; ++it)
     for (size_t b = 0; b < batches.size(); ++b) {
       const Tensor images = gather_images(data, batches[b]);
-      std::vector<Tensor> ann;
-      backend.forward_ann(net, images, &ann);
       const std::string stage = "pass " + std::to_string(it + 1) + "/" + std::to_string(opts.iters) + ", batch " +
                                 std::to_string(b + 1) + "/" + std::to_string(batches.size());
-      FtbcHook hook(net, ann, opts.alpha, variant, [&](int node) {
+      FtbcProbe probe(opts.alpha, variant, [&](int node) {
         // A layer counts as done once its last chunk has been corrected.
         if (opts.progress) opts.progress(stage + ": " + net.layer(node).name(), done, total);
       });
       SimulationOptions sim;
       sim.timesteps = opts.timesteps;
       sim.max_chunk_steps = opts.max_chunk_steps;
-      backend.simulate(net, images, sim, &hook);
+      backend.simulate(*program, images, sim, &probe);
       done += int64_t(neurons.size());
       if (opts.progress) opts.progress(stage, done, total);
     }
+
+  store_biases(*program, net);
 
   CalibrationReport r;
   // The variant is part of the method's identity ("ftbc-paper" whichever way it was asked for).

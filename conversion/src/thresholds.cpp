@@ -158,9 +158,10 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
   }
 
   std::vector<Tensor> outputs;
+  auto program = backend.prepare(net);
   for (int64_t begin = 0; begin < images; begin += opts.batch_size) {
     const int64_t count = std::min(opts.batch_size, images - begin);
-    backend.forward_ann(net, data.batch_images(begin, count), &outputs);
+    backend.forward_ann(*program, data.batch_images(begin, count), &outputs);
     for (size_t l = 0; l < nodes.size(); ++l) {
       const Tensor& out = outputs.at(size_t(nodes[l]));
       const int64_t channels = net.neuron(nodes[l]).channels();

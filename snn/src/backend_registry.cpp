@@ -1,4 +1,4 @@
-// make_backend: picks the backend by name. The CUDA backend (in snn_cuda) registers itself at start-up
+// make_backend: picks the backend by name; the one-call conveniences of Backend. The CUDA backend (in snn_cuda) registers itself at start-up
 // of programs that link it; the core knows only the CPU one.
 #include <cstdio>
 #include <map>
@@ -22,9 +22,20 @@ std::map<std::string, Entry>& registry() {
 std::mutex registry_mutex;
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory, BackendAvailable available) {
+bool register_backend(const std::string& name, BackendFactory factory, BackendAvailable available) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   registry()[name] = {std::move(factory), std::move(available)};
+  return true;
+}
+
+Tensor Backend::forward_ann(const Network& net, const Tensor& images, std::vector<Tensor>* node_outputs) {
+  auto program = prepare(net);
+  return forward_ann(*program, images, node_outputs);
+}
+
+BatchSimulation Backend::simulate(const Network& net, const Tensor& images, const SimulationOptions& opts) {
+  auto program = prepare(net);
+  return simulate(*program, images, opts);
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bool quiet) {
@@ -40,7 +51,11 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bo
   std::string why;
   if (!cuda.factory) why = "no CUDA backend in this build";
   else if (cuda.available && !cuda.available(&why)) why = "no usable GPU: " + why;
-  if (why.empty()) return cuda.factory(threads);
+  if (why.empty()) {
+    auto backend = cuda.factory(threads);
+    if (device == "auto" && !quiet) std::fprintf(stderr, "snnc: using %s\n", backend->description().c_str());
+    return backend;
+  }
   if (device == "cuda") throw Error("--device cuda: " + why);
   if (!quiet) std::fprintf(stderr, "snnc: using the CPU backend (%s)\n", why.c_str());
   return std::make_unique<CpuBackend>(threads);

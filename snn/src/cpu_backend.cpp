@@ -2,10 +2,15 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <map>
 #include <omp.h>
-#include <random>
 
+#include "snn/accountant.hpp"
+#include "snn/cpu/kernel.hpp"
+#include "snn/cpu/neuron_kernel.hpp"
 #include "snn/error.hpp"
+#include "snn/philox.hpp"
+#include "snn/simulation_plan.hpp"
 
 namespace snn {
 
@@ -36,143 +41,236 @@ int64_t count_nonzero(const float* p, int64_t n) {
 }
 
 // [B, ...] -> [steps * B, ...], the same batch at every step (a static input read by a dynamic layer).
-Tensor repeat_steps(const Tensor& x, int64_t steps) {
+void repeat_steps(const Tensor& x, int64_t steps, Tensor& out) {
   Shape s = x.shape();
   s[0] *= steps;
-  Tensor out(s);
+  out.resize(s);
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < steps * n; ++i) out[i] = x[i % n];
-  return out;
 }
 
-// Poisson rate code: pixel fires with probability clamp(raw, 0, 1); then the network's normalisation,
-// so that the expected encoded input equals the preprocessed analog image.
-Tensor poisson_encode(const Network& net, const Tensor& images, int64_t steps, std::mt19937_64& rng) {
+// Poisson rate code of a chunk (philox.hpp: the same spikes as every other backend for the same seed).
+void poisson_encode(const Network& net, const Tensor& images, const StepChunk& chunk, uint64_t seed, Tensor& out) {
   Shape s = images.shape();
-  s[0] *= steps;
-  Tensor spikes(s);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (int64_t t = 0; t < steps; ++t)
-    for (int64_t i = 0; i < images.numel(); ++i) {
-      const float p = std::min(1.0f, std::max(0.0f, images[i]));
-      spikes[t * images.numel() + i] = u(rng) < p ? 1.0f : 0.0f;
+  s[0] *= chunk.steps;
+  out.resize(s);
+  const int64_t n = images.numel(), C = images.dim(1), inner = n / (images.dim(0) * C);
+  const auto& pre = net.preprocessing();
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < chunk.steps * n; ++k) {
+    const int64_t t = k / n, i = k % n, c = (i / inner) % C;
+    const float mean = pre.identity() ? 0.0f : pre.mean[size_t(c)], std = pre.identity() ? 1.0f : pre.std[size_t(c)];
+    out[k] = philox::poisson_pixel(seed, uint64_t(chunk.t0 + t), uint64_t(i), images[i], mean, std);
+  }
+}
+
+// Per-channel mean of x [N, C, ...] over samples and positions (elements summed in memory order).
+std::vector<double> channel_means(const Tensor& x, int64_t C) {
+  const int64_t planes = x.dim(0) * C, inner = x.numel() / std::max<int64_t>(1, planes);
+  std::vector<double> m(size_t(C), 0.0);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < inner; ++i) m[size_t(p % C)] += x[p * inner + i];
+  for (auto& v : m) v /= double(x.dim(0) * inner);
+  return m;
+}
+
+class CpuProgram : public Program {
+ public:
+  explicit CpuProgram(const Network& net) : Program(net) {
+    net.validate();
+    for (int i = 0; i < net.size(); ++i) kernels.push_back(cpu::make_kernel(net.layer(i), net.input_shapes(i)));
+  }
+
+  cpu::SpikingKernel& spiking(int node) const {
+    auto* k = dynamic_cast<cpu::SpikingKernel*>(kernels.at(size_t(node)).get());
+    if (!k)
+      throw Error("layer '" + network().layer(node).name() + "' (" + network().layer(node).type() +
+                  "): its cpu kernel is not a spiking kernel (no bias, no calibration replay)");
+    return *k;
+  }
+  Tensor neuron_bias(int node, bool* constant) const override {
+    const auto& k = spiking(node);
+    if (constant) *constant = k.bias_constant();
+    return k.bias();
+  }
+  void set_neuron_bias(int node, const Tensor& bias, bool constant) override { spiking(node).set_bias(bias, constant); }
+
+  std::vector<std::unique_ptr<cpu::Kernel>> kernels;
+};
+
+// What a probe sees of one neuron layer on one chunk.
+class CpuNeuronAccess : public NeuronLayerAccess {
+ public:
+  struct Shared {  // per simulation: the probe's own membranes and the ANN reference
+    std::map<int, std::unique_ptr<cpu::KernelState>> shadow;
+    std::map<int, Tensor> ann;
+    std::map<int, std::vector<double>> ann_means;
+  };
+
+  CpuNeuronAccess(CpuProgram& prog, Shared& shared, int node, const StepChunk& chunk, const Tensor& input)
+      : prog_(prog), shared_(shared), node_(node), chunk_(chunk), input_(input), kernel_(prog.spiking(node)) {}
+
+  int node() const override { return node_; }
+  const StepChunk& chunk() const override { return chunk_; }
+  int64_t channels() const override { return kernel_.channels(); }
+
+  const std::vector<double>& ann_channel_means() override {
+    auto it = shared_.ann_means.find(node_);
+    require(it != shared_.ann_means.end(), "calibration probe: no ANN reference for layer '" +
+                                               prog_.network().layer(node_).name() + "' (wants_ann_reference)");
+    return it->second;
+  }
+
+  std::vector<double> replay_step(int64_t t, const std::vector<float>& bias, bool commit, float nudge) override {
+    require(t >= 0 && t < chunk_.steps, "calibration probe: step outside the chunk");
+    require(int64_t(bias.size()) == channels(), "calibration probe: bias row has the wrong length");
+    auto& st = shared_.shadow[node_];
+    if (!st) st = kernel_.make_state(chunk_.batch);
+    const Tensor* ann = nullptr;
+    if (nudge != 0.0f) {
+      auto it = shared_.ann.find(node_);
+      require(it != shared_.ann.end(), "calibration probe: a nudged replay needs the ANN reference");
+      ann = &it->second;
     }
-  return preprocess(net, spikes.reshaped(s));
-}
+    std::vector<double> sum(size_t(channels()), 0.0);
+    kernel_.replay_step(input_, chunk_, t, bias.data(), st.get(), commit, nudge, ann, sum);
+    const double per_channel = double(input_.numel() / chunk_.steps / channels());
+    for (auto& s : sum) s /= per_channel;
+    return sum;
+  }
 
-}  // namespace
+  Tensor bias() const override { return kernel_.bias(); }
+  bool bias_constant() const override { return kernel_.bias_constant(); }
+  void set_bias(const Tensor& bias, bool constant) override {
+    require(output_ == nullptr, "calibration probe: set_bias only before the layer runs");
+    kernel_.set_bias(bias, constant);
+  }
 
-std::string to_string(Encoding e) { return e == Encoding::Direct ? "direct" : "poisson"; }
+  void set_output(const Tensor* out) { output_ = out; }
+  const std::vector<double>& output_channel_means() override {
+    require(output_ != nullptr, "calibration probe: output statistics only after the layer ran");
+    if (out_means_.empty()) {
+      const int64_t C = channels(), B = chunk_.batch, inner = output_->numel() / (chunk_.steps * B * C);
+      out_means_.assign(size_t(chunk_.steps * C), 0.0);
+      for (int64_t t = 0; t < chunk_.steps; ++t)
+        for (int64_t p = 0; p < B * C; ++p) {
+          const float* o = output_->data() + (t * B * C + p) * inner;
+          double s = 0;
+          for (int64_t i = 0; i < inner; ++i) s += o[i];
+          out_means_[size_t(t * C + p % C)] += s;
+        }
+      for (auto& v : out_means_) v /= double(B * inner);
+    }
+    return out_means_;
+  }
 
-Encoding parse_encoding(const std::string& s) {
-  if (s == "direct") return Encoding::Direct;
-  if (s == "poisson") return Encoding::Poisson;
-  throw Error("unknown input encoding '" + s + "' (expected direct or poisson)");
-}
+ private:
+  CpuProgram& prog_;
+  Shared& shared_;
+  int node_;
+  StepChunk chunk_;
+  const Tensor& input_;
+  cpu::SpikingKernel& kernel_;
+  const Tensor* output_ = nullptr;
+  std::vector<double> out_means_;
+};
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
-
-Tensor CpuBackend::forward_ann(const Network& net, const Tensor& images, std::vector<Tensor>* node_outputs) {
-  ScopedThreads guard(threads_);
-  net.validate();
+// The ANN view through the kernels; keeps the outputs of the nodes in `keep` (all when keep is null).
+Tensor run_ann(CpuProgram& prog, const Tensor& images, const std::vector<char>* keep, std::vector<Tensor>& outs) {
+  const Network& net = prog.network();
   const Tensor x = preprocess(net, images);
-  std::vector<Tensor> outs(size_t(net.size()));
+  outs.assign(size_t(net.size()), Tensor());
   const std::vector<int> last = net.last_use();
   for (int i = 0; i < net.size(); ++i) {
     std::vector<const Tensor*> ins;
     for (int j : net.inputs(i)) ins.push_back(j == Network::kInput ? &x : &outs[size_t(j)]);
-    net.layer(i).forward(ins, outs[size_t(i)]);
-    if (!node_outputs)
-      for (int j : net.inputs(i))
-        if (j >= 0 && last[size_t(j)] == i) outs[size_t(j)] = Tensor();
+    prog.kernels[size_t(i)]->forward(ins, outs[size_t(i)]);
+    for (int j : net.inputs(i))
+      if (j >= 0 && last[size_t(j)] == i && !(keep == nullptr || (*keep)[size_t(j)])) outs[size_t(j)] = Tensor();
   }
-  Tensor result = outs.back();
+  return outs.back();
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+
+std::string CpuBackend::description() const { return "cpu (" + std::to_string(threads_) + " threads)"; }
+
+std::unique_ptr<Program> CpuBackend::prepare(const Network& net) { return std::make_unique<CpuProgram>(net); }
+
+Tensor CpuBackend::forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs) {
+  ScopedThreads guard(threads_);
+  auto& prog = dynamic_cast<CpuProgram&>(program);
+  std::vector<Tensor> outs;
+  const std::vector<char> keep_none(size_t(prog.network().size()), 0);
+  Tensor result = run_ann(prog, images, node_outputs ? nullptr : &keep_none, outs);
   if (node_outputs) *node_outputs = std::move(outs);
   return result;
 }
 
-BatchSimulation CpuBackend::simulate(const Network& net, const Tensor& images, const SimulationOptions& opts,
-                                     SimulationHook* hook) {
+BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, const SimulationOptions& opts,
+                                     NeuronProbe* probe) {
   ScopedThreads guard(threads_);
-  net.validate();
-  require(opts.timesteps > 0, "timesteps must be at least 1, got " + std::to_string(opts.timesteps));
+  auto& prog = dynamic_cast<CpuProgram&>(program);
+  const Network& net = prog.network();
   require(images.rank() >= 1 && images.dim(0) > 0, "simulate: empty batch");
-  const int64_t T = opts.timesteps, B = images.dim(0);
+  const SimulationPlan plan = make_simulation_plan(net, opts, images.dim(0));
+  const int64_t T = plan.timesteps, B = plan.batch;
   const int N = net.size();
-  const bool direct = opts.encoding == Encoding::Direct;
-  const Tensor x_static = direct ? preprocess(net, images) : Tensor();
-  if (!direct) preprocess(net, images);  // shape check only
+  const Tensor x_static = plan.direct ? preprocess(net, images) : Tensor();
+  if (!plan.direct) preprocess(net, images);  // shape check only
 
-  // Static nodes: stateless, fed only by static nodes (the direct-encoded input). Computed once.
-  std::vector<char> is_static(static_cast<size_t>(N)), events(static_cast<size_t>(N));
-  std::vector<int64_t> macs(static_cast<size_t>(N));
-  int64_t dynamic_floats_per_step = direct ? 0 : numel_of(net.input_shape());
-  for (int i = 0; i < N; ++i) {
-    const Layer& l = net.layer(i);
-    bool all_static = true, all_events = true;
-    for (int j : net.inputs(i)) {
-      all_static &= j == Network::kInput ? direct : bool(is_static[size_t(j)]);
-      all_events &= j != Network::kInput && events[size_t(j)];
-    }
-    is_static[size_t(i)] = !l.stateful() && all_static;
-    events[size_t(i)] = l.emits_spikes() || (l.preserves_events() && all_events);
-    macs[size_t(i)] = l.macs(net.input_shapes(i));
-    if (!is_static[size_t(i)]) dynamic_floats_per_step += numel_of(net.output_shape(i));
+  CpuNeuronAccess::Shared probe_data;
+  if (probe && probe->wants_ann_reference()) {
+    std::vector<char> keep(size_t(N), 0);
+    for (int i : plan.neuron_nodes) keep[size_t(i)] = probe->observes(i);
+    std::vector<Tensor> ann;
+    run_ann(prog, images, &keep, ann);
+    for (int i : plan.neuron_nodes)
+      if (keep[size_t(i)]) {
+        probe_data.ann_means[i] = channel_means(ann[size_t(i)], net.output_shape(i)[0]);
+        probe_data.ann[i] = std::move(ann[size_t(i)]);
+      }
   }
-  const int64_t per_step_bytes = std::max<int64_t>(1, dynamic_floats_per_step * B * int64_t(sizeof(float)));
-  int64_t chunk_steps = opts.max_chunk_steps > 0 ? opts.max_chunk_steps : opts.memory_budget / per_step_bytes;
-  chunk_steps = std::max<int64_t>(1, std::min(chunk_steps, T));
 
+  Accountant accountant(plan);
   BatchSimulation r;
   r.timesteps = T;
   r.batch = B;
   r.predictions.assign(size_t(T * B), 0);
-  const std::vector<int> neurons = net.neuron_nodes();
-  std::vector<int> neuron_slot(static_cast<size_t>(N), -1), weight_slot(static_cast<size_t>(N), -1);
-  for (size_t k = 0; k < neurons.size(); ++k) neuron_slot[size_t(neurons[k])] = int(k);
-  r.spikes.assign(neurons.size(), std::vector<double>(size_t(T), 0.0));
-  for (int i = 0; i < N; ++i)
-    if (macs[size_t(i)] > 0) {
-      weight_slot[size_t(i)] = int(r.weight_nodes.size());
-      r.weight_nodes.push_back(i);
-    }
-  r.synaptic_ops.assign(r.weight_nodes.size(), std::vector<double>(size_t(T), 0.0));
-  r.dense_macs = r.synaptic_ops;
-
-  std::vector<std::unique_ptr<LayerState>> states(static_cast<size_t>(N));
-  for (int i = 0; i < N; ++i)
-    if (net.layer(i).stateful()) states[size_t(i)] = net.layer(i).make_state(net.input_shapes(i), B);
-
-  const int out_node = net.output_node();
-  const int64_t K = net.output_shape(out_node)[0];
+  const int out_node = plan.output_node;
+  const int64_t K = plan.classes;
   r.readout = Tensor({B, K}, 0.0f);
-  std::vector<Tensor> static_out(static_cast<size_t>(N));
-  std::mt19937_64 rng(opts.seed);
+
+  std::vector<std::unique_ptr<cpu::KernelState>> states(static_cast<size_t>(N));
+  for (int i = 0; i < N; ++i)
+    if (net.layer(i).stateful()) states[size_t(i)] = prog.kernels[size_t(i)]->make_state(B);
 
   // Output buffers live across chunks: same shapes every chunk, so no reallocation or zero-filling
   // (serial page-fault work that otherwise rivals the GEMMs). Their total is what the chunk size allows.
-  std::vector<Tensor> outs(static_cast<size_t>(N));
+  std::vector<Tensor> static_out(static_cast<size_t>(N)), outs(static_cast<size_t>(N));
   // Static outputs repeated over a chunk's steps, for dynamic readers; slot N is the network input.
   std::vector<Tensor> repeated(static_cast<size_t>(N) + 1);
   std::vector<int64_t> repeated_steps(static_cast<size_t>(N) + 1, 0);
-  for (int64_t t0 = 0; t0 < T; t0 += chunk_steps) {
-    const StepChunk chunk{t0, std::min(chunk_steps, T - t0), B};
+  Tensor x_chunk;
+  for (int64_t t0 = 0; t0 < T; t0 += plan.chunk_steps) {
+    const StepChunk chunk{t0, std::min(plan.chunk_steps, T - t0), B};
     const int64_t steps = chunk.steps;
-    const Tensor x_chunk = direct ? Tensor() : poisson_encode(net, images, steps, rng);
+    if (!plan.direct) poisson_encode(net, images, chunk, opts.seed, x_chunk);
     for (int i = 0; i < N; ++i) {
-      const Layer& layer = net.layer(i);
       const size_t si = size_t(i);
-      if (is_static[si] && t0 > 0) continue;  // computed in the first chunk, valid for every step
+      if (plan.is_static[si] && t0 > 0) continue;  // computed in the first chunk, valid for every step
       std::vector<const Tensor*> ins;
       for (int j : net.inputs(i)) {
-        const bool j_static = j == Network::kInput ? direct : bool(is_static[size_t(j)]);
-        const Tensor& src = j == Network::kInput ? (direct ? x_static : x_chunk)
+        const bool j_static = plan.node_static(j);
+        const Tensor& src = j == Network::kInput ? (plan.direct ? x_static : x_chunk)
                                                  : (j_static ? static_out[size_t(j)] : outs[size_t(j)]);
-        if (j_static && !is_static[si]) {
+        if (j_static && !plan.is_static[si]) {
           const size_t slot = j == Network::kInput ? size_t(N) : size_t(j);
           if (repeated_steps[slot] != steps) {
-            repeated[slot] = repeat_steps(src, steps);
+            repeat_steps(src, steps, repeated[slot]);
             repeated_steps[slot] = steps;
           }
           ins.push_back(&repeated[slot]);
@@ -181,40 +279,43 @@ BatchSimulation CpuBackend::simulate(const Network& net, const Tensor& images, c
         }
       }
 
-      if (is_static[si]) {
-        layer.forward(ins, static_out[si]);
-        if (weight_slot[si] >= 0) r.dense_macs[size_t(weight_slot[si])][0] += double(macs[si]) * double(B);
-      } else {
-        if (hook && neuron_slot[si] >= 0) hook->before_neuron_layer(i, *ins[0], chunk);
-        if (layer.stateful()) layer.forward_snn(ins, outs[si], states[si].get(), chunk);
-        else layer.forward(ins, outs[si]);
-        if (hook && neuron_slot[si] >= 0) hook->after_neuron_layer(i, outs[si], chunk);
+      cpu::Kernel& kernel = *prog.kernels[si];
+      if (plan.is_static[si]) {
+        kernel.forward(ins, static_out[si]);
+        if (plan.weight_slot[si] >= 0) accountant.static_weight(i);
+        continue;
+      }
+      const bool probed = probe && plan.neuron_slot[si] >= 0 && probe->observes(i);
+      std::unique_ptr<CpuNeuronAccess> access;
+      if (probed) {
+        access = std::make_unique<CpuNeuronAccess>(prog, probe_data, i, chunk, *ins[0]);
+        probe->before_layer(*access);
+      }
+      kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
+      if (probed) {
+        access->set_output(&outs[si]);
+        probe->after_layer(*access);
+      }
 
-        if (weight_slot[si] >= 0) {
-          // Synaptic operations: a weight layer does work per nonzero input (events) or per input (analog).
-          const int j = net.inputs(i)[0];
-          const bool ev = j != Network::kInput && events[size_t(j)];
-          const int64_t per_step = ins[0]->numel() / steps;
-          for (int64_t t = 0; t < steps; ++t) {
-            if (ev) {
-              const double density = double(count_nonzero(ins[0]->data() + t * per_step, per_step)) / double(per_step);
-              r.synaptic_ops[size_t(weight_slot[si])][size_t(t0 + t)] += density * double(macs[si]) * double(B);
-            } else {
-              r.dense_macs[size_t(weight_slot[si])][size_t(t0 + t)] += double(macs[si]) * double(B);
-            }
-          }
+      if (plan.weight_slot[si] >= 0) {
+        const int64_t per_step = ins[0]->numel() / steps;
+        for (int64_t t = 0; t < steps; ++t) {
+          if (plan.counts_events[si])
+            accountant.weight_step(i, t0 + t, double(count_nonzero(ins[0]->data() + t * per_step, per_step)),
+                                   double(per_step));
+          else
+            accountant.weight_step(i, t0 + t);
         }
-        if (neuron_slot[si] >= 0) {
-          const int64_t per_step = outs[si].numel() / steps;
-          for (int64_t t = 0; t < steps; ++t)
-            r.spikes[size_t(neuron_slot[si])][size_t(t0 + t)] +=
-                double(count_nonzero(outs[si].data() + t * per_step, per_step));
-        }
+      }
+      if (plan.neuron_slot[si] >= 0) {
+        const int64_t per_step = outs[si].numel() / steps;
+        for (int64_t t = 0; t < steps; ++t)
+          accountant.spikes(i, t0 + t, double(count_nonzero(outs[si].data() + t * per_step, per_step)));
       }
     }
 
     // Anytime readout: running sum of the readout over steps; prediction = its argmax after each step.
-    const bool out_static = is_static[size_t(out_node)];
+    const bool out_static = plan.is_static[size_t(out_node)];
     const Tensor& y = out_static ? static_out[size_t(out_node)] : outs[size_t(out_node)];
     for (int64_t t = 0; t < steps; ++t)
       for (int64_t b = 0; b < B; ++b) {
@@ -228,6 +329,7 @@ BatchSimulation CpuBackend::simulate(const Network& net, const Tensor& images, c
         r.predictions[size_t((t0 + t) * B + b)] = best;
       }
   }
+  accountant.finish(r);
   return r;
 }
 

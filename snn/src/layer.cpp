@@ -39,12 +39,6 @@ std::string LayerRecord::string_or(const std::string& key, const std::string& fa
   return it == strings.end() ? fallback : it->second;
 }
 
-std::unique_ptr<LayerState> Layer::make_state(const std::vector<Shape>&, int64_t) const { return nullptr; }
-
-void Layer::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState*, const StepChunk&) const {
-  forward(inputs, out);
-}
-
 void Layer::fail(const std::string& message) const {
   throw Error("layer '" + name_ + "' (" + type() + "): " + message);
 }

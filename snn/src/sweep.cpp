@@ -51,9 +51,10 @@ double evaluate_ann(Backend& backend, const Network& net, const Dataset& data, i
   check_labels_fit(net, data);
   require(batch_size > 0, "batch size must be positive");
   int64_t correct = 0;
+  auto program = backend.prepare(net);
   for (int64_t b0 = 0; b0 < data.size(); b0 += batch_size) {
     const int64_t n = std::min(batch_size, data.size() - b0);
-    const Tensor logits = backend.forward_ann(net, data.batch_images(b0, n));
+    const Tensor logits = backend.forward_ann(*program, data.batch_images(b0, n));
     const int64_t k = logits.dim(1);
     for (int64_t i = 0; i < n; ++i) correct += argmax_row(logits.data() + i * k, k) == data.labels[size_t(b0 + i)];
     if (progress) progress(b0 + n, data.size());
@@ -83,11 +84,12 @@ SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data,
   std::vector<int64_t> correct(size_t(T), 0);
   std::vector<std::vector<double>> spikes(r.neuron_layers.size(), std::vector<double>(size_t(T), 0.0));
   const double t_start = now_seconds();
+  auto program = backend.prepare(net);  // weights uploaded once for every batch
   for (int64_t b0 = 0; b0 < data.size(); b0 += opts.batch_size) {
     const int64_t n = std::min(opts.batch_size, data.size() - b0);
     SimulationOptions sim = opts.sim;
     sim.seed = opts.sim.seed + uint64_t(b0);  // batches get distinct Poisson streams, reproducibly
-    BatchSimulation s = backend.simulate(net, data.batch_images(b0, n), sim);
+    BatchSimulation s = backend.simulate(*program, data.batch_images(b0, n), sim);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < n; ++i)
         correct[size_t(t)] += s.predictions[size_t(t * n + i)] == data.labels[size_t(b0 + i)];

@@ -86,7 +86,7 @@ TEST_CASE("BN folded into a convolution equals conv followed by BN", "[batchnorm
   fold_batchnorm(conv, bn);
   REQUIRE(conv.bias().numel() == 6);  // a bias is created when the conv had none
   Tensor y;
-  conv.forward({&x}, y);
+  snn_test::ann(conv, {&x}, y);
   REQUIRE(y.shape() == Shape{3, 6, ho, wo});
   double worst = 0.0;
   for (int64_t i = 0; i < y.numel(); ++i) {
@@ -106,7 +106,7 @@ TEST_CASE("BN folded into a linear layer equals linear followed by BN", "[batchn
   Linear lin("fc", w, b);
   fold_batchnorm(lin, bn.mean, bn.var, bn.gamma, bn.beta, bn.eps);  // the vector overload
   Tensor y;
-  lin.forward({&x}, y);
+  snn_test::ann(lin, {&x}, y);
   double worst = 0.0;
   for (int64_t n = 0; n < 4; ++n)
     for (int64_t o = 0; o < 5; ++o) {

@@ -1,5 +1,6 @@
-// The CPU engine: SNN ↔ ANN agreement, the anytime readout, chunking, static layers, hooks.
+// The CPU engine: SNN ↔ ANN agreement, the anytime readout, chunking, static layers, probes.
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
@@ -140,25 +141,96 @@ TEST_CASE("metrics: spike counts, synaptic and dense operations", "[engine]") {
     for (double v : s.spikes[l]) REQUIRE(v <= double(numel_of(net.output_shape(net.neuron_nodes()[l]))) * 4);
 }
 
-TEST_CASE("hooks see each neuron layer's input and can change its bias before it runs", "[engine]") {
+TEST_CASE("probes see each neuron layer and change its bias in the program only", "[engine][probe]") {
   std::mt19937 rng(16);
   Network net = snn_test::small_cnn(rng);
-  struct SilenceFirst : SimulationHook {
-    Network* net;
+  struct SilenceFirst : NeuronProbe {
+    int first = -1;
     std::vector<int> seen;
-    void before_neuron_layer(int node, const Tensor& input, const StepChunk& chunk) override {
-      seen.push_back(node);
-      REQUIRE(input.dim(0) == chunk.steps * chunk.batch);
-      if (node == net->neuron_nodes()[0]) net->neuron(node).set_bias(Tensor({1, 4}, 1e6f), true);
+    void before_layer(NeuronLayerAccess& layer) override {
+      seen.push_back(layer.node());
+      REQUIRE(layer.chunk().batch == 6);
+      if (layer.node() == first) layer.set_bias(Tensor({1, 4}, 1e6f), /*constant_over_time=*/true);
     }
-  } hook;
-  hook.net = &net;
+  } probe;
+  probe.first = net.neuron_nodes()[0];
   CpuBackend cpu(2);
+  auto program = cpu.prepare(net);
   SimulationOptions o;
   o.timesteps = 4;
-  const BatchSimulation s = cpu.simulate(net, images(rng), o, &hook);
-  REQUIRE(hook.seen == net.neuron_nodes());
+  const BatchSimulation s = cpu.simulate(*program, images(rng), o, &probe);
+  REQUIRE(probe.seen == net.neuron_nodes());
   for (double v : s.spikes[0]) REQUIRE(v == 0.0);
+  bool constant = false;
+  REQUIRE(program->neuron_bias(probe.first, &constant).numel() == 4);
+  REQUIRE(constant);
+  REQUIRE(net.neuron(probe.first).bias().empty());  // the network itself is untouched
+}
+
+TEST_CASE("probe replays run the layer's own neurons: committed replays reproduce its output", "[engine][probe]") {
+  std::mt19937 rng(19);
+  Network net = snn_test::small_cnn(rng, SourceActivation::QCFS, 4, true, true);
+  for (int i : net.neuron_nodes()) {
+    const int64_t C = net.neuron(i).channels();
+    Tensor b({7, C});
+    for (int64_t k = 0; k < b.numel(); ++k) b[k] = 0.05f * float(k % 5) - 0.1f;
+    net.neuron(i).set_bias(b);
+  }
+  struct Replay : NeuronProbe {
+    bool wants_ann_reference() const override { return true; }
+    std::map<int, std::vector<double>> replayed;
+    int checked = 0, trials = 0;
+    void before_layer(NeuronLayerAccess& layer) override {
+      const int64_t C = layer.channels();
+      const Tensor bias = layer.bias();
+      auto& r = replayed[layer.node()];
+      r.clear();
+      for (int64_t t = 0; t < layer.chunk().steps; ++t) {
+        std::vector<float> row(bias.data() + (layer.chunk().t0 + t) * C, bias.data() + (layer.chunk().t0 + t + 1) * C);
+        // An uncommitted replay with another bias leaves the membrane alone...
+        std::vector<float> other(row.size(), -0.3f);
+        const std::vector<double> trial = layer.replay_step(t, other, false);
+        const std::vector<double> again = layer.replay_step(t, other, false);
+        trials += trial == again;
+        const std::vector<double> m = layer.replay_step(t, row, true);
+        r.insert(r.end(), m.begin(), m.end());
+      }
+      REQUIRE(layer.ann_channel_means().size() == size_t(C));
+    }
+    void after_layer(NeuronLayerAccess& layer) override {
+      const std::vector<double>& out = layer.output_channel_means();
+      const auto& r = replayed[layer.node()];
+      REQUIRE(out.size() == r.size());
+      for (size_t k = 0; k < r.size(); ++k) REQUIRE(out[k] == Approx(r[k]).margin(1e-12));
+      ++checked;
+    }
+  } probe;
+  CpuBackend cpu(2);
+  auto program = cpu.prepare(net);
+  SimulationOptions o;
+  o.timesteps = 7;
+  o.max_chunk_steps = 3;  // chunks 0-2, 3-5, 6: the probe's membrane carries across them
+  cpu.simulate(*program, images(rng), o, &probe);
+  REQUIRE(probe.checked == int(net.neuron_nodes().size()) * 3);
+  REQUIRE(probe.trials == 7 * int(net.neuron_nodes().size()));
+}
+
+TEST_CASE("a layer type without a kernel is refused at prepare, naming the layer and the backend", "[engine]") {
+  struct Mystery : Layer {
+    using Layer::Layer;
+    std::string type() const override { return "mystery"; }
+    Shape output_shape(const std::vector<Shape>& in) const override { return in[0]; }
+    LayerRecord to_record() const override { return {type(), name(), {}, {}, {}}; }
+    std::unique_ptr<Layer> clone() const override { return std::make_unique<Mystery>(*this); }
+  };
+  std::mt19937 rng(20);
+  Network net({2, 8, 8});
+  net.add(std::make_unique<Mystery>("odd"));
+  net.add(std::make_unique<Flatten>("flat"));
+  net.add(std::make_unique<Linear>("fc", random_tensor({3, 128}, rng)));
+  CpuBackend cpu(1);
+  REQUIRE_THROWS_WITH(cpu.prepare(net), Catch::Contains("'odd'") && Catch::Contains("mystery") &&
+                                            Catch::Contains("cpu backend has no kernel"));
 }
 
 TEST_CASE("simulation rejects bad requests clearly", "[engine]") {

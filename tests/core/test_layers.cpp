@@ -47,7 +47,7 @@ TEST_CASE("Conv2d matches a naive convolution (stride, padding, groups, bias)", 
     Tensor b = bias ? random_tensor({s.out_channels}, rng) : Tensor();
     Conv2d conv("conv", s, w, b);
     Tensor x = random_tensor({N, s.in_channels, H, W}, rng), y;
-    conv.forward({&x}, y);
+    snn_test::ann(conv, {&x}, y);
     const Shape os = conv.output_shape({{s.in_channels, H, W}});
     REQUIRE(y.shape() == Shape{N, os[0], os[1], os[2]});
     float worst = 0;
@@ -68,7 +68,7 @@ TEST_CASE("Linear matches a naive matrix product", "[layers]") {
   std::mt19937 rng(2);
   Tensor w = random_tensor({5, 7}, rng), b = random_tensor({5}, rng), x = random_tensor({3, 7}, rng), y;
   Linear fc("fc", w, b);
-  fc.forward({&x}, y);
+  snn_test::ann(fc, {&x}, y);
   REQUIRE(y.shape() == Shape{3, 5});
   for (int64_t n = 0; n < 3; ++n)
     for (int64_t o = 0; o < 5; ++o) {
@@ -78,7 +78,7 @@ TEST_CASE("Linear matches a naive matrix product", "[layers]") {
     }
   // A [N, C, H, W] input is read as flattened.
   Tensor x4 = x.reshaped({3, 7, 1, 1}), y4;
-  fc.forward({&x4}, y4);
+  snn_test::ann(fc, {&x4}, y4);
   REQUIRE(max_abs_diff(y4, y) == 0.0f);
 }
 
@@ -96,8 +96,8 @@ TEST_CASE("AvgPool2d and MaxPool2d match naive pooling", "[layers]") {
     Tensor x = random_tensor({N, C, H, W}, rng), ya, ym;
     AvgPool2d avg("avg", s);
     MaxPool2d mx("max", s);
-    avg.forward({&x}, ya);
-    mx.forward({&x}, ym);
+    snn_test::ann(avg, {&x}, ya);
+    snn_test::ann(mx, {&x}, ym);
     const Shape os = avg.output_shape({{C, H, W}});
     REQUIRE(ya.shape() == Shape{N, C, os[1], os[2]});
     for (int64_t p = 0; p < N * C; ++p)
@@ -123,14 +123,14 @@ TEST_CASE("Flatten, Add and neuron layers in the ANN view", "[layers]") {
   std::mt19937 rng(4);
   Tensor a = random_tensor({2, 3, 2, 2}, rng), b = random_tensor({2, 3, 2, 2}, rng), y;
   Add add("add");
-  add.forward({&a, &b}, y);
+  snn_test::ann(add, {&a, &b}, y);
   for (int64_t i = 0; i < a.numel(); ++i) REQUIRE(y[i] == a[i] + b[i]);
   Flatten f("flat");
-  f.forward({&a}, y);
+  snn_test::ann(f, {&a}, y);
   REQUIRE(y.shape() == Shape{2, 12});
   REQUIRE(y.values() == a.values());
   NeuronLayer n("act", 3, {0.5f, 1.0f, 2.0f}, SourceActivation::Clip);
-  n.forward({&a}, y);
+  snn_test::ann(n, {&a}, y);
   for (int64_t i = 0; i < a.numel(); ++i) {
     const int64_t c = (i / 4) % 3;
     REQUIRE(y[i] == std::min(std::max(a[i], 0.0f), std::vector<float>{0.5f, 1.0f, 2.0f}[size_t(c)]));
@@ -141,19 +141,19 @@ TEST_CASE("Flatten, Add and neuron layers in the ANN view", "[layers]") {
 TEST_CASE("spiking max pooling: output count = the largest input count, at every step", "[layers]") {
   MaxPool2d mx("pool", PoolSpec{2, 1, 2, 1, 0, 0});  // windows of 2 rows x 1 column
   SECTION("a clear leader") {
-    auto state = mx.make_state({{1, 2, 1}}, 1);
+    snn_test::CpuRun k(mx, {{1, 2, 1}}, 1);
     // Element A spikes at t = 0, 1, 2; element B at t = 0 and 3. Max over spikes would fire 4 times;
     // the max rate is A's 3 of 4.
     Tensor x({4, 1, 2, 1}, {1, 1, 1, 0, 1, 0, 0, 1}), y;
-    mx.forward_snn({&x}, y, state.get(), StepChunk{0, 4, 1});
+    k.snn({&x}, y, StepChunk{0, 4, 1});
     REQUIRE(y.values() == std::vector<float>{1, 1, 1, 0});
   }
   SECTION("alternating leaders: no surplus spikes at ties") {
-    auto state = mx.make_state({{1, 2, 1}}, 1);
+    snn_test::CpuRun k(mx, {{1, 2, 1}}, 1);
     // A: 1 0 0 1, B: 0 1 1 0. Counts A 1 1 1 2, B 0 1 2 2: the largest count is 1 1 2 2, so the output
     // spikes at t = 0 and t = 2 only. (Gating by the current leader would also pass A's spike at t = 3.)
     Tensor x({4, 1, 2, 1}, {1, 0, 0, 1, 0, 1, 1, 0}), y;
-    mx.forward_snn({&x}, y, state.get(), StepChunk{0, 4, 1});
+    k.snn({&x}, y, StepChunk{0, 4, 1});
     REQUIRE(y.values() == std::vector<float>{1, 0, 1, 0});
   }
   SECTION("random spike trains, chunked: the running sums agree exactly") {
@@ -163,12 +163,12 @@ TEST_CASE("spiking max pooling: output count = the largest input count, at every
     const int64_t T = 12, B = 2;
     Tensor x({T * B, 3, 4, 4});
     for (int64_t i = 0; i < x.numel(); ++i) x[i] = fire(rng) ? 0.5f : 0.0f;
-    auto state = pool.make_state({{3, 4, 4}}, B);
+    snn_test::CpuRun k(pool, {{3, 4, 4}}, B);
     std::vector<float> out_sum(size_t(B * 3 * 2 * 2), 0.0f), in_sum(size_t(B * 3 * 4 * 4), 0.0f);
     for (int64_t t0 = 0; t0 < T; t0 += 5) {
       const int64_t steps = std::min<int64_t>(5, T - t0);
       Tensor chunk = x.slice0(t0 * B, steps * B), y;
-      pool.forward_snn({&chunk}, y, state.get(), StepChunk{t0, steps, B});
+      k.snn({&chunk}, y, StepChunk{t0, steps, B});
       for (int64_t t = 0; t < steps; ++t) {
         for (int64_t i = 0; i < B * 48; ++i) in_sum[size_t(i)] += chunk[t * B * 48 + i];
         for (int64_t i = 0; i < B * 12; ++i) {
@@ -176,7 +176,7 @@ TEST_CASE("spiking max pooling: output count = the largest input count, at every
           out_sum[size_t(i)] += y[t * B * 12 + i];
         }
         Tensor sums({B, 3, 4, 4}, in_sum), pooled;
-        pool.forward({&sums}, pooled);  // ANN max pooling of the running sums
+        snn_test::ann(pool, {&sums}, pooled);  // ANN max pooling of the running sums
         for (int64_t i = 0; i < B * 12; ++i) REQUIRE(out_sum[size_t(i)] == pooled[i]);
       }
     }

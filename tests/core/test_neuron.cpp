@@ -2,16 +2,17 @@
 #include <catch2/catch.hpp>
 
 #include "snn/layers/neuron.hpp"
+#include "test_util.hpp"
 
 using namespace snn;
 
 namespace {
 // Runs one neuron (1 channel, 1 element, batch 1) over the inputs; returns the spikes.
-std::vector<float> run(NeuronLayer& layer, const std::vector<float>& x) {
+std::vector<float> run(const NeuronLayer& layer, const std::vector<float>& x) {
   const int64_t T = int64_t(x.size());
-  auto state = layer.make_state({{1}}, 1);
+  snn_test::CpuRun k(layer, {{1}});
   Tensor in({T, 1}, x), out;
-  layer.forward_snn({&in}, out, state.get(), StepChunk{0, T, 1});
+  k.snn({&in}, out, StepChunk{0, T, 1});
   return out.values();
 }
 }  // namespace
@@ -53,10 +54,10 @@ TEST_CASE("spikes carry the threshold; per-channel thresholds", "[neuron]") {
   NeuronConfig cfg;
   cfg.v_init = 0.0f;
   NeuronLayer n("n", 2, {2.0f, 0.5f}, SourceActivation::ReLU, 0, cfg);
-  auto state = n.make_state({{2, 1}}, 1);
+  snn_test::CpuRun k(n, {{2, 1}});
   // Two steps, channels (c0, c1): inputs 1.0 each step.
   Tensor in({2, 2, 1}, {1.0f, 1.0f, 1.0f, 1.0f}), out;
-  n.forward_snn({&in}, out, state.get(), StepChunk{0, 2, 1});
+  k.snn({&in}, out, StepChunk{0, 2, 1});
   // c0: v 1.0 (0), 2.0 fire 2.0. c1: v 1.0 fire 0.5 -> 0.5, 1.5 fire 0.5 -> 1.0
   REQUIRE(out.values() == std::vector<float>{0.0f, 0.5f, 2.0f, 0.5f});
 }
@@ -77,12 +78,12 @@ TEST_CASE("state carries across chunks", "[neuron]") {
   NeuronLayer n("n", 1, {1.0f});
   const std::vector<float> x = {0.3f, 0.7f, 0.2f, 0.9f, 0.4f, 0.6f};
   const std::vector<float> whole = run(n, x);
-  auto state = n.make_state({{1}}, 1);
+  snn_test::CpuRun k(n, {{1}});
   std::vector<float> pieces;
   for (int64_t t0 = 0; t0 < 6; t0 += 4) {
     const int64_t steps = std::min<int64_t>(4, 6 - t0);
     Tensor in({steps, 1}, std::vector<float>(x.begin() + t0, x.begin() + t0 + steps)), out;
-    n.forward_snn({&in}, out, state.get(), StepChunk{t0, steps, 1});
+    k.snn({&in}, out, StepChunk{t0, steps, 1});
     pieces.insert(pieces.end(), out.values().begin(), out.values().end());
   }
   REQUIRE(pieces == whole);

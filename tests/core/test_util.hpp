@@ -3,6 +3,7 @@
 #include <random>
 #include <string>
 
+#include "snn/cpu/kernel.hpp"
 #include "snn/layers/all.hpp"
 #include "snn/network.hpp"
 
@@ -13,6 +14,25 @@ inline snn::Tensor random_tensor(snn::Shape shape, std::mt19937& rng, float lo =
   std::uniform_real_distribution<float> u(lo, hi);
   for (int64_t i = 0; i < t.numel(); ++i) t[i] = u(rng);
   return t;
+}
+
+// A layer run through the CPU backend's kernel (the reference every other backend is compared with),
+// with its SNN state for `batch` images. Input shapes are per sample.
+struct CpuRun {
+  CpuRun(const snn::Layer& layer, const std::vector<snn::Shape>& inputs, int64_t batch = 1)
+      : kernel(snn::cpu::make_kernel(layer, inputs)), state(kernel->make_state(batch)) {}
+  void snn(const std::vector<const snn::Tensor*>& ins, snn::Tensor& out, const snn::StepChunk& chunk) {
+    kernel->forward_snn(ins, out, state.get(), chunk);
+  }
+  std::unique_ptr<snn::cpu::Kernel> kernel;
+  std::unique_ptr<snn::cpu::KernelState> state;
+};
+
+// The ANN view of one layer on a batch, through its CPU kernel.
+inline void ann(const snn::Layer& layer, const std::vector<const snn::Tensor*>& ins, snn::Tensor& out) {
+  std::vector<snn::Shape> shapes;
+  for (const snn::Tensor* t : ins) shapes.emplace_back(t->shape().begin() + 1, t->shape().end());
+  snn::cpu::make_kernel(layer, shapes)->forward(ins, out);
 }
 
 inline std::string temp_path(const std::string& name) {

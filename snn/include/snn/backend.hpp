@@ -1,6 +1,12 @@
 // snn::Backend: where networks run. Callers (sweeps, calibration, the CLI) talk to this interface only;
 // the CPU backend lives in the core, the CUDA backend in cuda/ and is chosen at run time by make_backend.
 //
+// Layers describe, backends compute: a backend keeps a table of kernels per layer type (registered in
+// each kernel's own file), and prepare() turns a Network into a Program: one kernel per node, weights
+// uploaded once, reusable for any number of batches. The Program refers to the Network, which must
+// outlive it and not change while it exists; the temporal biases of its neuron layers are the Program's
+// own copy (calibration changes them through the probe or set_neuron_bias, then stores them back).
+//
 // Both views take raw images [B, C, H, W] (as the dataset gives them); the backend applies the
 // network's preprocessing and, in the SNN view, the input encoding.
 #pragma once
@@ -9,68 +15,54 @@
 #include <string>
 #include <vector>
 
-#include "snn/layer.hpp"
+#include "snn/batch_simulation.hpp"
 #include "snn/network.hpp"
+#include "snn/probe.hpp"
+#include "snn/simulation_options.hpp"
 #include "snn/tensor.hpp"
 
 namespace snn {
 
-enum class Encoding {
-  Direct,   // the analog image at every step (default)
-  Poisson,  // each pixel fires with probability = its raw intensity in [0, 1], then is normalised
-};
-std::string to_string(Encoding e);
-Encoding parse_encoding(const std::string& s);  // "direct" | "poisson"
-
-struct SimulationOptions {
-  int64_t timesteps = 32;
-  Encoding encoding = Encoding::Direct;
-  uint64_t seed = 0;                 // Poisson encoding: same seed, same spikes
-  int64_t max_chunk_steps = 0;       // timesteps per chunk; 0 = as many as the memory budget allows
-  int64_t memory_budget = int64_t(1) << 30;  // bytes of activations per chunk (the chunk bound)
-};
-
-// What one simulate() call of B images over T steps produces. Counts are totals over the batch.
-struct BatchSimulation {
-  int64_t timesteps = 0;
-  int64_t batch = 0;
-  // predictions[t * batch + b]: argmax of the readout summed over steps 1..t+1 (the anytime prediction).
-  std::vector<int32_t> predictions;
-  Tensor readout;  // [B, K]: readout summed over all T steps
-  // Per neuron layer (Network::neuron_nodes order), per step: spikes emitted.
-  std::vector<std::vector<double>> spikes;
-  // Per weight layer (nodes with macs > 0, in order), per step: accumulates driven by events (spikes,
-  // pooled spikes) and multiply-accumulates on analog inputs (the encoded image, membrane currents).
-  std::vector<int> weight_nodes;
-  std::vector<std::vector<double>> synaptic_ops;
-  std::vector<std::vector<double>> dense_macs;
-};
-
-// Lets a calibration method look at (and adjust the network before) each neuron layer's chunk.
-// The network passed to simulate() may be modified from here (e.g. its temporal biases); the backend
-// reads a layer's parameters only after the hook for that layer has returned.
-class SimulationHook {
+class Program {
  public:
-  virtual ~SimulationHook() = default;
-  // input: the neuron layer's input for the chunk, [steps * batch, ...] with sample index t*batch + b.
-  virtual void before_neuron_layer(int /*node*/, const Tensor& /*input*/, const StepChunk& /*chunk*/) {}
-  // output: the spikes the neuron layer emitted for the chunk, same layout.
-  virtual void after_neuron_layer(int /*node*/, const Tensor& /*output*/, const StepChunk& /*chunk*/) {}
+  explicit Program(const Network& net) : net_(net) {}
+  virtual ~Program() = default;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  const Network& network() const { return net_; }
+
+  // The temporal bias neuron layer `node` runs with ([T_b, C] or empty), and whether it is one row
+  // constant over time. Initially the network's.
+  virtual Tensor neuron_bias(int node, bool* constant = nullptr) const = 0;
+  // Checked like NeuronLayer::set_bias; an empty tensor removes the bias.
+  virtual void set_neuron_bias(int node, const Tensor& bias, bool constant_over_time = false) = 0;
+
+ private:
+  const Network& net_;
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
-  // ANN view: class scores [B, K]. With node_outputs, also every node's output ([B, ...] each).
-  virtual Tensor forward_ann(const Network& net, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) = 0;
-  // SNN view over opts.timesteps steps. labels are not needed here: predictions are returned.
-  virtual BatchSimulation simulate(const Network& net, const Tensor& images, const SimulationOptions& opts,
-                                   SimulationHook* hook = nullptr) = 0;
+  // One line for users: the backend and the device it runs on (e.g. "cuda: NVIDIA H200").
+  virtual std::string description() const { return name(); }
+
+  // Checks that every layer has a kernel here (the error names the layer and the backend), then builds them.
+  virtual std::unique_ptr<Program> prepare(const Network& net) = 0;
+  // ANN view: class scores [B, K]. With node_outputs, also every node's output ([B, ...] each, on the host).
+  virtual Tensor forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) = 0;
+  // SNN view over opts.timesteps steps. With a probe, calls it around the neuron layers it observes.
+  virtual BatchSimulation simulate(Program& program, const Tensor& images, const SimulationOptions& opts,
+                                   NeuronProbe* probe = nullptr) = 0;
+
+  // One-off conveniences that prepare the network for this call only (prefer a Program for many batches).
+  Tensor forward_ann(const Network& net, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr);
+  BatchSimulation simulate(const Network& net, const Tensor& images, const SimulationOptions& opts);
 };
 
 // "cpu", "cuda", or "auto" (CUDA when built with it and a GPU is present, else CPU, saying so on stderr
-// unless quiet). threads <= 0: all hardware threads.
+// unless quiet). threads <= 0: all hardware threads (CPU work of any backend).
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads = 0, bool quiet = false);
 
 }  // namespace snn

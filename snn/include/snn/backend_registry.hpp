@@ -1,5 +1,5 @@
 // Registration of optional backends (CUDA) so that make_backend can offer them without the core
-// depending on them.
+// depending on them. The CUDA backend registers itself from its own library (linked whole).
 #pragma once
 #include <functional>
 #include <memory>
@@ -12,6 +12,7 @@ namespace snn {
 using BackendFactory = std::function<std::unique_ptr<Backend>(int threads)>;
 // Returns false and says why (e.g. no GPU) when the backend cannot run on this machine.
 using BackendAvailable = std::function<bool(std::string* why)>;
-void register_backend(const std::string& name, BackendFactory factory, BackendAvailable available);
+// Returns true, so that a namespace-scope `const bool registered = register_backend(...)` runs it at start-up.
+bool register_backend(const std::string& name, BackendFactory factory, BackendAvailable available);
 
 }  // namespace snn

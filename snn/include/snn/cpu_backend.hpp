@@ -1,7 +1,8 @@
 // The CPU backend. SNN view: layer by layer over a chunk of timesteps — weight layers run once on the
 // whole [T_chunk·B] batch (one large GEMM), neuron layers run their recurrence over t with the membrane
-// in cache. Nodes that depend only on a direct-encoded input are "static": computed once for all steps.
-// Chunking bounds memory; layer state (membranes, pooling sums) carries across chunks. OpenMP threads.
+// in cache. The simulation plan (snn/simulation_plan.hpp) says which nodes are static (computed once for
+// all steps) and how many steps a chunk holds; layer state (membranes, pooling sums) carries across
+// chunks. Kernels: snn/cpu/*.hpp, one file per layer type. OpenMP threads.
 #pragma once
 #include "snn/backend.hpp"
 
@@ -11,10 +12,15 @@ class CpuBackend : public Backend {
  public:
   explicit CpuBackend(int threads = 0);
   std::string name() const override { return "cpu"; }
+  std::string description() const override;
   int threads() const { return threads_; }
-  Tensor forward_ann(const Network& net, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) override;
-  BatchSimulation simulate(const Network& net, const Tensor& images, const SimulationOptions& opts,
-                           SimulationHook* hook = nullptr) override;
+
+  std::unique_ptr<Program> prepare(const Network& net) override;
+  Tensor forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) override;
+  BatchSimulation simulate(Program& program, const Tensor& images, const SimulationOptions& opts,
+                           NeuronProbe* probe = nullptr) override;
+  using Backend::forward_ann;
+  using Backend::simulate;
 
  private:
   int threads_;

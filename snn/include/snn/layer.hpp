@@ -1,10 +1,10 @@
-// snn::Layer: one node of the network graph. A layer computes its ANN view (forward) on a batch of
-// samples; stateless layers use the same code in the SNN view, where the batch holds steps*batch samples
-// (sample index = t*batch + b). Stateful layers (neurons, spiking max pooling) override forward_snn and
-// keep their state in a LayerState owned by the engine, so one Network can be simulated concurrently.
+// snn::Layer: one node of the network graph, as a description: its parameters, shape rules, model-file
+// record, cost model and capability flags. Layers do not compute: backends do, with one kernel per layer
+// type (snn/cpu/kernel.hpp, cuda/). In the SNN view a stateless layer is applied to every timestep
+// independently; a stateful one (neurons, spiking max pooling) carries state across timesteps.
 //
-// New layer types (neuron models, pooling rules) subclass Layer and register a factory so that model
-// files can name them (see register_layer_type).
+// New layer types (neuron models, pooling rules) subclass Layer, register a factory so that model files
+// can name them (register_layer_type), and add one kernel file per backend.
 #pragma once
 #include <functional>
 #include <map>
@@ -15,18 +15,6 @@
 #include "snn/tensor.hpp"
 
 namespace snn {
-
-// The slice of time a stateful layer is asked to simulate.
-struct StepChunk {
-  int64_t t0 = 0;     // first timestep of the chunk, 0-based
-  int64_t steps = 1;  // timesteps in the chunk
-  int64_t batch = 1;  // images; tensors hold steps*batch samples
-};
-
-class LayerState {
- public:
-  virtual ~LayerState() = default;
-};
 
 // A layer as data: what model files store. Inputs (graph edges) are stored by the Network, not here.
 struct LayerRecord {
@@ -56,14 +44,8 @@ class Layer {
   virtual int arity() const { return 1; }
   // Per-sample output shape (no batch dimension) from per-sample input shapes; throws naming the layer.
   virtual Shape output_shape(const std::vector<Shape>& inputs) const = 0;
-  // ANN view on a batch: inputs [N, ...] -> out [N, ...] (out is resized by the layer).
-  virtual void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const = 0;
-
-  // SNN view. Stateless layers need not override these.
+  // SNN view: true when the output at step t depends on earlier steps (the layer carries state).
   virtual bool stateful() const { return false; }
-  virtual std::unique_ptr<LayerState> make_state(const std::vector<Shape>& inputs, int64_t batch) const;
-  virtual void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
-                           const StepChunk& chunk) const;
   // True when the output is a spike train (values 0 or θ): the next weight layer does accumulates.
   virtual bool emits_spikes() const { return false; }
   // True when this layer passes events through unchanged in kind (pooling, flatten, add).

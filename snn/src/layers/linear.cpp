@@ -1,12 +1,8 @@
 #include "snn/layers/linear.hpp"
 
-#include <Eigen/Core>
-
 #include "snn/error.hpp"
 
 namespace snn {
-
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 Linear::Linear(std::string name, Tensor weight, Tensor bias)
     : Layer(std::move(name)), weight_(std::move(weight)), bias_(std::move(bias)) {
@@ -21,18 +17,6 @@ Shape Linear::output_shape(const std::vector<Shape>& inputs) const {
     fail("input " + to_string(inputs[0]) + " has " + std::to_string(numel_of(inputs[0])) + " features, layer expects " +
          std::to_string(in_features()));
   return {out_features()};
-}
-
-void Linear::forward(const std::vector<const Tensor*>& inputs, Tensor& out) const {
-  const Tensor& x = *inputs[0];
-  const int64_t n = x.dim(0);
-  if (x.numel() != n * in_features()) fail("input " + to_string(x.shape()) + " does not match in_features");
-  out.resize({n, out_features()});
-  Eigen::Map<const RowMatrix> xm(x.data(), n, in_features());
-  Eigen::Map<const RowMatrix> wm(weight_.data(), out_features(), in_features());
-  Eigen::Map<RowMatrix> om(out.data(), n, out_features());
-  om.noalias() = xm * wm.transpose();
-  if (!bias_.empty()) om.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias_.data(), out_features());
 }
 
 int64_t Linear::macs(const std::vector<Shape>&) const { return weight_.numel(); }

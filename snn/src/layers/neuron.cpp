@@ -58,12 +58,16 @@ void NeuronLayer::set_config(const NeuronConfig& config) {
   config_ = config;
 }
 
-void NeuronLayer::set_bias(Tensor bias, bool constant_over_time) {
+void NeuronLayer::check_bias(const Tensor& bias, bool constant_over_time) const {
   if (bias.rank() != 2 || bias.dim(1) != channels_ || bias.dim(0) < 1)
     fail("temporal bias must be [T, " + std::to_string(channels_) + "], got " + to_string(bias.shape()));
   if (constant_over_time && bias.dim(0) != 1) fail("a bias constant over time has one row");
   for (int64_t i = 0; i < bias.numel(); ++i)
     if (!std::isfinite(bias[i])) fail("temporal bias contains a non-finite value");
+}
+
+void NeuronLayer::set_bias(Tensor bias, bool constant_over_time) {
+  check_bias(bias, constant_over_time);
   bias_ = std::move(bias);
   bias_constant_ = constant_over_time;
 }
@@ -79,75 +83,6 @@ Shape NeuronLayer::output_shape(const std::vector<Shape>& inputs) const {
     fail("input " + to_string(inputs[0]) + " has " + std::to_string(inputs[0][0]) + " channels, layer has " +
          std::to_string(channels_));
   return inputs[0];
-}
-
-float NeuronLayer::activate(float x, int64_t c) const {
-  switch (activation_) {
-    case SourceActivation::ReLU: return x > 0.0f ? x : 0.0f;
-    case SourceActivation::Clip: {
-      const float t = theta(c);
-      return x < 0.0f ? 0.0f : (x > t ? t : x);
-    }
-    case SourceActivation::QCFS: {
-      // Same operation order as the PyTorch QCFS module: clamp(x/θ, 0, 1), floor(y·L + 0.5)/L, times θ.
-      const float t = theta(c);
-      float y = x / t;
-      y = y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
-      y = std::floor(y * float(levels_) + 0.5f) / float(levels_);
-      return y * t;
-    }
-  }
-  return x;
-}
-
-void NeuronLayer::forward(const std::vector<const Tensor*>& inputs, Tensor& out) const {
-  const Tensor& x = *inputs[0];
-  out.resize(x.shape());
-  const int64_t n = x.dim(0);
-  const int64_t inner = n ? x.numel() / (n * channels_) : 0;
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < n * channels_; ++p) {
-    const int64_t c = p % channels_;
-    const float* in = x.data() + p * inner;
-    float* o = out.data() + p * inner;
-    for (int64_t i = 0; i < inner; ++i) o[i] = activate(in[i], c);
-  }
-}
-
-std::unique_ptr<LayerState> NeuronLayer::make_state(const std::vector<Shape>& inputs, int64_t batch) const {
-  auto st = std::make_unique<State>();
-  Shape s = {batch};
-  s.insert(s.end(), inputs[0].begin(), inputs[0].end());
-  st->v = Tensor(s);
-  const int64_t inner = numel_of(inputs[0]) / channels_;
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t c = 0; c < channels_; ++c) {
-      float* v = st->v.data() + (b * channels_ + c) * inner;
-      const float v0 = config_.v_init * theta(c);
-      for (int64_t i = 0; i < inner; ++i) v[i] = v0;
-    }
-  return st;
-}
-
-void NeuronLayer::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
-                              const StepChunk& chunk) const {
-  const Tensor& x = *inputs[0];
-  auto* st = static_cast<State*>(state);
-  out.resize(x.shape());
-  const int64_t b = chunk.batch;
-  const int64_t per_sample = st->v.numel() / b;
-  const int64_t inner = per_sample / channels_;
-  if (x.numel() != chunk.steps * b * per_sample) fail("input " + to_string(x.shape()) + " does not fit the state");
-  // Each (image, channel) plane runs its own recurrence over the chunk, with v in cache.
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < b * channels_; ++p) {
-    const int64_t c = p % channels_;
-    float* v = st->v.data() + p * inner;
-    for (int64_t t = 0; t < chunk.steps; ++t) {
-      const int64_t off = (t * b * channels_ + p) * inner;
-      neuron_step(x.data() + off, v, out.data() + off, inner, theta(c), bias_at(chunk.t0 + t, c), config_);
-    }
-  }
 }
 
 std::string NeuronLayer::summary() const {

@@ -61,6 +61,8 @@ std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& 
 Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
 // Records a report in the network's metadata (calibration, calibration.<param>).
 void record_calibration(Network& net, const CalibrationReport& report);
+// Copies the temporal biases a calibration left in the program into the network's neuron layers.
+void store_biases(const Program& program, Network& net);
 // Removes every neuron layer's bias (the uncalibrated network).
 void clear_calibration(Network& net);
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "snn/network.hpp"
-#include "snn/neuron_dynamics.hpp"
+#include "snn/neuron_core.hpp"
 #include "snn/tensor.hpp"
 
 namespace snn::conversion {

@@ -10,7 +10,6 @@ class Add : public Layer {
   std::string type() const override { return "add"; }
   int arity() const override { return 2; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   bool preserves_events() const override { return true; }
   LayerRecord to_record() const override;
   std::unique_ptr<Layer> clone() const override { return std::make_unique<Add>(*this); }

@@ -1,5 +1,4 @@
 // Conv2d: 2-D convolution (stride, zero padding, groups, optional bias), NCHW, weight [O, I/groups, kh, kw].
-// Computed as im2col + GEMM per sample, samples in parallel.
 #pragma once
 #include "snn/layer.hpp"
 
@@ -20,7 +19,6 @@ class Conv2d : public Layer {
 
   std::string type() const override { return "conv2d"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   int64_t macs(const std::vector<Shape>& inputs) const override;
   int64_t parameter_count() const override { return weight_.numel() + bias_.numel(); }
   std::string summary() const override;

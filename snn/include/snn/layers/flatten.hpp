@@ -1,4 +1,4 @@
-// Flatten: [C, H, W] -> [C·H·W]. Data is already contiguous, so only the shape changes.
+// Flatten: [C, H, W] -> [C·H·W].
 #pragma once
 #include "snn/layer.hpp"
 
@@ -9,7 +9,6 @@ class Flatten : public Layer {
   using Layer::Layer;
   std::string type() const override { return "flatten"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   bool preserves_events() const override { return true; }
   LayerRecord to_record() const override;
   std::unique_ptr<Layer> clone() const override { return std::make_unique<Flatten>(*this); }

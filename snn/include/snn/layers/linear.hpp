@@ -1,4 +1,4 @@
-// Linear: fully connected layer, out = in · Wᵀ + b, weight [out_features, in_features]. One GEMM per batch.
+// Linear: fully connected layer, out = in · Wᵀ + b, weight [out_features, in_features].
 #pragma once
 #include "snn/layer.hpp"
 
@@ -10,7 +10,6 @@ class Linear : public Layer {
 
   std::string type() const override { return "linear"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   int64_t macs(const std::vector<Shape>& inputs) const override;
   int64_t parameter_count() const override { return weight_.numel() + bias_.numel(); }
   std::string summary() const override;

@@ -1,10 +1,10 @@
 // NeuronLayer: a layer of integrate-and-fire (IF) or leaky IF neurons standing in for a CNN activation.
 // Input [C, ...]: channel c shares threshold θ_c (scalar or per channel) and temporal bias b[t][c].
 // ANN view: the source activation (ReLU, clip(0, θ), or QCFS with L levels). SNN view: the recurrence
-// in neuron_dynamics.hpp, state = membrane potential, initialised to v_init·θ.
+// of neuron_core.hpp, state = membrane potential, initialised to v_init·θ.
 #pragma once
 #include "snn/layer.hpp"
-#include "snn/neuron_dynamics.hpp"
+#include "snn/neuron_core.hpp"
 
 namespace snn {
 
@@ -16,11 +16,7 @@ class NeuronLayer : public Layer {
 
   std::string type() const override { return "neuron"; }
   Shape output_shape(const std::vector<Shape>& inputs) const override;
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   bool stateful() const override { return true; }
-  std::unique_ptr<LayerState> make_state(const std::vector<Shape>& inputs, int64_t batch) const override;
-  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
-                   const StepChunk& chunk) const override;
   bool emits_spikes() const override { return true; }
   std::string summary() const override;
   LayerRecord to_record() const override;
@@ -37,7 +33,7 @@ class NeuronLayer : public Layer {
   void set_config(const NeuronConfig& config);
 
   // The ANN-view activation of value x in channel c.
-  float activate(float x, int64_t c) const;
+  float activate(float x, int64_t c) const { return neuron::activation(x, activation_, theta(c), levels_); }
 
   // Temporal bias b[t][c]: a [T_b, C] tensor. Steps t ≥ T_b use no bias, unless the bias is constant
   // over time (one row that applies to every step, as in time-independent calibrations).
@@ -45,17 +41,14 @@ class NeuronLayer : public Layer {
   int64_t bias_steps() const { return bias_.empty() ? 0 : bias_.dim(0); }
   bool bias_constant() const { return bias_constant_; }
   void set_bias(Tensor bias, bool constant_over_time = false);
+  // Throws, naming the layer, unless bias is a valid temporal bias for this layer (set_bias's checks).
+  void check_bias(const Tensor& bias, bool constant_over_time) const;
   void clear_bias();
   float bias_at(int64_t t, int64_t c) const {
     if (bias_.empty()) return 0.0f;
     if (bias_constant_) return bias_[c];
     return t < bias_.dim(0) ? bias_[t * channels_ + c] : 0.0f;
   }
-
-  // The membrane potential: [batch, C, ...] (exposed so that calibration methods can drive the neuron).
-  struct State : LayerState {
-    Tensor v;
-  };
 
  private:
   int64_t channels_;

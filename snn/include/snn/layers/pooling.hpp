@@ -9,6 +9,7 @@
 // equally-counted inputs cannot add surplus spikes.
 #pragma once
 #include "snn/layer.hpp"
+#include "snn/pool_window.hpp"
 
 namespace snn {
 
@@ -26,6 +27,10 @@ class PoolLayer : public Layer {
   std::string summary() const override;
   LayerRecord to_record() const override;
   const PoolSpec& spec() const { return spec_; }
+  // The window rule on an input plane of h×w (for kernels).
+  PoolGeometry geometry(int64_t h, int64_t w) const {
+    return {spec_.kernel_h, spec_.kernel_w, spec_.stride_h, spec_.stride_w, spec_.pad_h, spec_.pad_w, h, w};
+  }
 
  protected:
   static PoolSpec spec_from_record(const LayerRecord& r);
@@ -37,7 +42,6 @@ class AvgPool2d : public PoolLayer {
   // count_include_pad as in PyTorch's default (padding zeros count in the divisor).
   using PoolLayer::PoolLayer;
   std::string type() const override { return "avgpool2d"; }
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   std::unique_ptr<Layer> clone() const override { return std::make_unique<AvgPool2d>(*this); }
   static std::unique_ptr<Layer> from_record(const LayerRecord& r);
 };
@@ -46,11 +50,7 @@ class MaxPool2d : public PoolLayer {
  public:
   using PoolLayer::PoolLayer;
   std::string type() const override { return "maxpool2d"; }
-  void forward(const std::vector<const Tensor*>& inputs, Tensor& out) const override;
   bool stateful() const override { return true; }
-  std::unique_ptr<LayerState> make_state(const std::vector<Shape>& inputs, int64_t batch) const override;
-  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, LayerState* state,
-                   const StepChunk& chunk) const override;
   std::string summary() const override;
   std::unique_ptr<Layer> clone() const override { return std::make_unique<MaxPool2d>(*this); }
   static std::unique_ptr<Layer> from_record(const LayerRecord& r);

@@ -1,0 +1,25 @@
+// What one simulation of B images over T steps produces, on any backend. Counts are totals over the batch.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "snn/tensor.hpp"
+
+namespace snn {
+
+struct BatchSimulation {
+  int64_t timesteps = 0;
+  int64_t batch = 0;
+  // predictions[t * batch + b]: argmax of the readout summed over steps 1..t+1 (the anytime prediction).
+  std::vector<int32_t> predictions;
+  Tensor readout;  // [B, K]: readout summed over all T steps
+  // Per neuron layer (Network::neuron_nodes order), per step: spikes emitted.
+  std::vector<std::vector<double>> spikes;
+  // Per weight layer (nodes with macs > 0, in order), per step: accumulates driven by events (spikes,
+  // pooled spikes) and multiply-accumulates on analog inputs (the encoded image, membrane currents).
+  std::vector<int> weight_nodes;
+  std::vector<std::vector<double>> synaptic_ops;
+  std::vector<std::vector<double>> dense_macs;
+};
+
+}  // namespace snn

@@ -1,0 +1,42 @@
+// CPU kernels: the compute of one layer type on the CPU backend (OpenMP threads, Eigen GEMMs). A kernel
+// is made per node by prepare() from the layer's description and its input shapes, and may keep
+// derived data (e.g. transposed weights). Tensors hold [N, ...] samples; in the SNN view a chunk holds
+// steps·batch samples with sample index t·batch + b.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "snn/kernel_registry.hpp"
+#include "snn/layer.hpp"
+#include "snn/simulation_options.hpp"
+#include "snn/tensor.hpp"
+
+namespace snn::cpu {
+
+// Per-run state of a stateful kernel (membranes, running sums), carried across chunks.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // ANN view on a batch: inputs [N, ...] -> out [N, ...] (out is resized by the kernel).
+  virtual void forward(const std::vector<const Tensor*>& inputs, Tensor& out) = 0;
+  // SNN view. Stateless kernels need not override these: a chunk is then just a bigger batch.
+  virtual std::unique_ptr<KernelState> make_state(int64_t /*batch*/) const { return nullptr; }
+  virtual void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* /*state*/,
+                           const StepChunk& /*chunk*/) {
+    forward(inputs, out);
+  }
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const Layer& layer, const std::vector<Shape>& inputs)>;
+KernelRegistry<KernelFactory>& kernels();
+
+// The kernel for one layer (throws naming the layer when the CPU backend has none).
+std::unique_ptr<Kernel> make_kernel(const Layer& layer, const std::vector<Shape>& input_shapes);
+
+}  // namespace snn::cpu

@@ -1,0 +1,119 @@
+// The neuron core: the one definition of the spiking neuron that every backend kernel, every
+// calibrator and every test reference calls (host and device). Per neuron and timestep t:
+//   LIF only: v ← β·v;   v ← v + (x[t] − b[t][c]);   s = θ·[v ≥ θ];   reset: v ← v − s (subtract) or v ← 0 (zero)
+// with v starting at v_init·θ and b[t][c] the layer's temporal bias (0 beyond its rows, unless it is
+// one row constant over time). The ANN view of the same neuron is its source activation.
+//
+// Rounding is pinned so host and device agree bit for bit: no fused multiply-add (the host build uses
+// -ffp-contract=off; the device path uses the explicitly rounded intrinsics).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "snn/hd.hpp"
+
+namespace snn {
+
+enum class NeuronModel { IF, LIF };
+enum class Reset { Subtract, Zero };
+// What the neuron stands for in the ANN view.
+enum class SourceActivation { ReLU, Clip, QCFS };
+
+struct NeuronConfig {
+  NeuronModel model = NeuronModel::IF;
+  float beta = 1.0f;  // LIF leak factor; ignored for IF
+  Reset reset = Reset::Subtract;
+  float v_init = 0.5f;  // initial membrane potential as a fraction of θ
+};
+
+std::string to_string(NeuronModel m);
+std::string to_string(Reset r);
+std::string to_string(SourceActivation a);
+NeuronModel parse_neuron_model(const std::string& s);     // "if" | "lif"
+Reset parse_reset(const std::string& s);                  // "subtract" | "zero"
+SourceActivation parse_activation(const std::string& s);  // "relu" | "clip" | "qcfs"
+
+namespace neuron {
+
+SNN_HD float mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SNN_HD float add(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+SNN_HD float sub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+SNN_HD float initial_membrane(float v_init, float theta) { return mul(v_init, theta); }
+
+// b[t][c] of a [bias_steps, channels] bias (null: none); one row constant over time applies to every t.
+SNN_HD float temporal_bias(const float* bias, int64_t bias_steps, bool constant, int64_t t, int64_t channels,
+                           int64_t c) {
+  if (!bias) return 0.0f;
+  if (constant) return bias[c];
+  return t < bias_steps ? bias[t * channels + c] : 0.0f;
+}
+
+// One timestep of one neuron with the model and reset fixed at compile time (kernels' inner loops).
+// Returns the spike (0 or θ); v is updated in place.
+template <bool kLeaky, bool kResetZero>
+SNN_HD float step(float& v, float x, float bias, float theta, float beta) {
+  float vi = kLeaky ? mul(beta, v) : v;
+  vi = add(vi, sub(x, bias));
+  const float s = vi >= theta ? theta : 0.0f;
+  v = kResetZero ? (s > 0.0f ? 0.0f : vi) : sub(vi, s);
+  return s;
+}
+
+// The same step with the model chosen at run time (references, calibration replays).
+SNN_HD float step(float& v, float x, float bias, float theta, const NeuronConfig& cfg) {
+  const bool leaky = cfg.model == NeuronModel::LIF, zero = cfg.reset == Reset::Zero;
+  if (leaky) return zero ? step<true, true>(v, x, bias, theta, cfg.beta) : step<true, false>(v, x, bias, theta, cfg.beta);
+  return zero ? step<false, true>(v, x, bias, theta, cfg.beta) : step<false, false>(v, x, bias, theta, cfg.beta);
+}
+
+// Calls f(leaky, reset_zero) with std::integral_constant<bool, ...> arguments for the config: kernels
+// instantiate their loop once per model/reset pair (step<decltype(leaky)::value, ...>), so the inner loop
+// has no branches on the config.
+template <class F>
+SNN_HD void dispatch(const NeuronConfig& cfg, F&& f) {
+  const bool leaky = cfg.model == NeuronModel::LIF, zero = cfg.reset == Reset::Zero;
+  if (leaky && zero) f(std::true_type{}, std::true_type{});
+  else if (leaky) f(std::true_type{}, std::false_type{});
+  else if (zero) f(std::false_type{}, std::true_type{});
+  else f(std::false_type{}, std::false_type{});
+}
+
+// The ANN view: ReLU, clip(0, θ), or QCFS with L levels, in the PyTorch QCFS module's operation order
+// (clamp(x/θ, 0, 1), floor(y·L + 0.5)/L, times θ).
+SNN_HD float activation(float x, SourceActivation act, float theta, int levels) {
+  switch (act) {
+    case SourceActivation::ReLU: return x > 0.0f ? x : 0.0f;
+    case SourceActivation::Clip: return x < 0.0f ? 0.0f : (x > theta ? theta : x);
+    case SourceActivation::QCFS: {
+      float y = x / theta;
+      y = y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
+      y = floorf(add(mul(y, float(levels)), 0.5f)) / float(levels);
+      return mul(y, theta);
+    }
+  }
+  return x;
+}
+
+}  // namespace neuron
+}  // namespace snn

@@ -1,0 +1,113 @@
+// CPU kernel of NeuronLayer: every (image, channel) plane runs the neuron core's recurrence over the
+// chunk with its membrane in cache; planes in parallel. The ANN view is the core's source activation.
+#include "snn/cpu/neuron_kernel.hpp"
+
+#include "snn/error.hpp"
+
+namespace snn::cpu {
+
+namespace {
+// n neurons of one plane, one step: s = spikes; returns nothing (callers count as they need).
+template <bool kLeaky, bool kResetZero>
+inline void step_plane(const float* x, float* v, float* s, int64_t n, float theta, float bias, float beta) {
+  for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
+}
+}  // namespace
+
+NeuronKernel::NeuronKernel(const NeuronLayer& layer, const Shape& input)
+    : layer_(layer), inner_(numel_of(input) / layer.channels()), bias_(layer.bias()), bias_constant_(layer.bias_constant()) {}
+
+void NeuronKernel::set_bias(const Tensor& bias, bool constant_over_time) {
+  if (!bias.empty()) layer_.check_bias(bias, constant_over_time);
+  bias_ = bias;
+  bias_constant_ = !bias.empty() && constant_over_time;
+}
+
+void NeuronKernel::forward(const std::vector<const Tensor*>& inputs, Tensor& out) {
+  const Tensor& x = *inputs[0];
+  out.resize(x.shape());
+  const int64_t C = layer_.channels(), planes = x.numel() / inner_;
+  const SourceActivation act = layer_.activation();
+  const int levels = layer_.levels();
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float theta = layer_.theta(p % C);
+    const float* in = x.data() + p * inner_;
+    float* o = out.data() + p * inner_;
+    for (int64_t i = 0; i < inner_; ++i) o[i] = neuron::activation(in[i], act, theta, levels);
+  }
+}
+
+std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
+  auto st = std::make_unique<State>();
+  const int64_t C = layer_.channels();
+  st->v = Tensor({batch, C * inner_});
+  for (int64_t p = 0; p < batch * C; ++p) {
+    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.theta(p % C));
+    std::fill(st->v.data() + p * inner_, st->v.data() + (p + 1) * inner_, v0);
+  }
+  return st;
+}
+
+void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
+                               const StepChunk& chunk) {
+  const Tensor& x = *inputs[0];
+  auto* st = static_cast<State*>(state);
+  out.resize(x.shape());
+  const int64_t B = chunk.batch, C = layer_.channels();
+  if (x.numel() != chunk.steps * B * C * inner_)
+    throw Error("layer '" + layer_.name() + "' (neuron): input " + to_string(x.shape()) + " does not fit the state");
+  const float* bias = bias_.empty() ? nullptr : bias_.data();
+  const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
+  const float beta = layer_.config().beta;
+  neuron::dispatch(layer_.config(), [&](auto leaky, auto zero) {
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < B * C; ++p) {
+      const int64_t c = p % C;
+      const float theta = layer_.theta(c);
+      float* v = st->v.data() + p * inner_;
+      for (int64_t t = 0; t < chunk.steps; ++t) {
+        const int64_t off = (t * B * C + p) * inner_;
+        const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
+        step_plane<decltype(leaky)::value, decltype(zero)::value>(x.data() + off, v, out.data() + off, inner_, theta, b,
+                                                                  beta);
+      }
+    }
+  });
+}
+
+void NeuronKernel::replay_step(const Tensor& x, const StepChunk& chunk, int64_t t, const float* bias,
+                               KernelState* state, bool commit, float nudge, const Tensor* ann,
+                               std::vector<double>& channel_sum) {
+  auto* st = static_cast<State*>(state);
+  const int64_t B = chunk.batch, C = layer_.channels();
+  require(nudge == 0.0f || ann != nullptr, "layer '" + layer_.name() + "': a nudged replay needs the ANN reference");
+  if (!commit) st->saved.assign(st->v.values().begin(), st->v.values().end());
+  std::vector<double> plane_sum(size_t(B * C));
+  const NeuronConfig& cfg = layer_.config();
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < B * C; ++p) {
+    const int64_t c = p % C;
+    const float theta = layer_.theta(c), b = bias[c];
+    const float* xp = x.data() + (t * B * C + p) * inner_;
+    float* v = st->v.data() + p * inner_;
+    const float* a = nudge != 0.0f ? ann->data() + p * inner_ : nullptr;
+    double sum = 0;
+    for (int64_t i = 0; i < inner_; ++i) {
+      const float s = neuron::step(v[i], xp[i], b, theta, cfg);
+      sum += s;
+      if (a) v[i] -= nudge * (s - a[i]);
+    }
+    plane_sum[size_t(p)] = sum;
+  }
+  for (int64_t p = 0; p < B * C; ++p) channel_sum[size_t(p % C)] += plane_sum[size_t(p)];
+  if (!commit) std::copy(st->saved.begin(), st->saved.end(), st->v.data());
+}
+
+namespace {
+const bool registered = kernels().add("neuron", [](const Layer& l, const std::vector<Shape>& in) {
+  return std::make_unique<NeuronKernel>(static_cast<const NeuronLayer&>(l), in.at(0));
+});
+}  // namespace
+
+}  // namespace snn::cpu
