@@ -1,114 +1,149 @@
-// Engine throughput: image-timesteps per second of the CPU backend on a stated network, as JSON.
+// Engine throughput: image-timesteps per second of a backend (CPU or CUDA) on a stated network, as JSON.
 //
-//   engine_throughput [--net vgg|model PATH] [--T 32] [--batch 128] [--batches 2] [--threads 0]
+//   engine_throughput [--device cpu|cuda|auto] [--net vgg|resnet18|model PATH] [--model PATH]
+//                     [--T 32] [--batch N] [--batches 2] [--threads 0] [--seed 1] [--percentile 99.9]
 //
 // "vgg" is the VGG-style Fashion-MNIST network of examples/train_cnn.py (conv32-conv32-pool-conv64-
-// conv64-pool-fc256-fc10, IF neurons, average pooling) with random weights and thresholds set from the
-// ANN view (max), on random [0,1] images; "model PATH" measures a real .snn.h5 file. Spike rates of
+// conv64-pool-fc256-fc10), "resnet18" torchvision's ResNet-18 on 3x224x224 (bench/bench_networks.hpp):
+// IF neurons, random He weights (--seed) and thresholds set from the ANN view on a CPU (the --percentile
+// of each layer's positive activations, 100 = max); both run on random [0,1] images. "model PATH" (or
+// --model PATH) measures a real .snn.h5 file as stored. Default batch: 128 (vgg, models), 16 (resnet18).
+// One untimed warm-up batch, then --batches timed simulate() calls of the same batch. Spike rates of
 // the random network are printed alongside: throughput of a dense engine barely depends on them.
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
-#include "snn/cpu_backend.hpp"
-#include "snn/layers/all.hpp"
+#include "bench_networks.hpp"
+#include "snn/backend.hpp"
 #include "snn/model_file.hpp"
 
 using namespace snn;
 
 namespace {
-Tensor random_tensor(Shape s, std::mt19937& rng, float scale) {
-  Tensor t(std::move(s));
-  std::normal_distribution<float> n(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t[i] = n(rng);
-  return t;
+int64_t parse_int(const std::string& opt, const std::string& v, int64_t min) {
+  size_t used = 0;
+  int64_t x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty()) throw std::runtime_error(opt + ": not an integer: '" + v + "'");
+  if (x < min) throw std::runtime_error(opt + " must be at least " + std::to_string(min) + ", got " + v);
+  return x;
 }
 
-Network vgg(std::mt19937& rng) {
-  Network net({1, 28, 28});
-  auto conv = [&](const std::string& name, int64_t cin, int64_t cout) {
-    net.add(std::make_unique<Conv2d>(name, Conv2dSpec{cin, cout, 3, 3, 1, 1, 1, 1, 1},
-                                     random_tensor({cout, cin, 3, 3}, rng, std::sqrt(2.0f / float(cin * 9))),
-                                     random_tensor({cout}, rng, 0.01f)));
-    net.add(std::make_unique<NeuronLayer>(name + ".act", cout, std::vector<float>{1.0f}));
-  };
-  conv("conv1", 1, 32);
-  conv("conv2", 32, 32);
-  net.add(std::make_unique<AvgPool2d>("pool1", PoolSpec{}));
-  conv("conv3", 32, 64);
-  conv("conv4", 64, 64);
-  net.add(std::make_unique<AvgPool2d>("pool2", PoolSpec{}));
-  net.add(std::make_unique<Flatten>("flatten"));
-  net.add(std::make_unique<Linear>("fc1", random_tensor({256, 3136}, rng, std::sqrt(2.0f / 3136)),
-                                   random_tensor({256}, rng, 0.01f)));
-  net.add(std::make_unique<NeuronLayer>("fc1.act", 256, std::vector<float>{1.0f}));
-  net.add(std::make_unique<Linear>("fc2", random_tensor({10, 256}, rng, std::sqrt(2.0f / 256))));
-  return net;
+double parse_double(const std::string& opt, const std::string& v) {
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (v.empty() || used != v.size()) throw std::runtime_error(opt + ": not a number: '" + v + "'");
+  return x;
+}
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  throw std::runtime_error(msg + "\nusage: engine_throughput [--device cpu|cuda|auto] [--net vgg|resnet18|model PATH] "
+                                 "[--model PATH] [--T 32] [--batch N] [--batches 2] [--threads 0] [--seed 1] "
+                                 "[--percentile 99.9]");
 }
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string net_kind = "vgg", path;
-  int64_t T = 32, batch = 128, batches = 2;
+  std::string net_kind = "vgg", path, device = "cpu";
+  int64_t T = 32, batch = 0, batches = 2, seed = 1;
   int threads = 0;
+  double percentile = 99.9;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
+      if (i + 1 >= argc) usage_error("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--net") net_kind = next();
-    else if (a == "--model") net_kind = "model", path = next();
-    else if (a == "--T") T = std::stoll(next());
-    else if (a == "--batch") batch = std::stoll(next());
-    else if (a == "--batches") batches = std::stoll(next());
-    else if (a == "--threads") threads = std::stoi(next());
-    else throw std::runtime_error("unknown option " + a);
-  }
-  std::mt19937 rng(1);
-  Network net = net_kind == "model" ? load_network(path) : vgg(rng);
-  CpuBackend cpu(threads);
-  Shape in = {batch};
-  in.insert(in.end(), net.input_shape().begin(), net.input_shape().end());
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  Tensor images(in);
-  for (int64_t i = 0; i < images.numel(); ++i) images[i] = u(rng);
-  if (net_kind == "vgg") {
-    // Thresholds from the ANN view (max of each layer), layer by layer as a converter would.
-    std::vector<Tensor> outs;
-    cpu.forward_ann(net, images, &outs);
-    for (int i : net.neuron_nodes()) {
-      float m = 1e-3f;
-      for (float v : outs[size_t(i)].values()) m = std::max(m, v);
-      net.neuron(i).set_threshold({m});
+    if (a == "--net") {
+      net_kind = next();
+      if (net_kind == "model") {
+        if (i + 1 >= argc) usage_error("--net model needs a PATH");
+        path = argv[++i];
+      }
+    } else if (a == "--model") {
+      net_kind = "model", path = next();
+    } else if (a == "--device") {
+      device = next();
+    } else if (a == "--T") {
+      T = parse_int(a, next(), 1);
+    } else if (a == "--batch" || a == "--batch-size") {
+      batch = parse_int(a, next(), 1);
+    } else if (a == "--batches") {
+      batches = parse_int(a, next(), 1);
+    } else if (a == "--threads") {
+      threads = int(parse_int(a, next(), 0));
+    } else if (a == "--seed") {
+      seed = parse_int(a, next(), 0);
+    } else if (a == "--percentile") {
+      percentile = parse_double(a, next());
+    } else if (a == "-h" || a == "--help") {
+      std::printf("see the comment at the top of bench/engine_throughput.cpp and bench/README.md\n");
+      return 0;
+    } else {
+      usage_error("unknown option " + a);
     }
   }
+  if (net_kind != "vgg" && net_kind != "resnet18" && net_kind != "model")
+    usage_error("--net must be vgg, resnet18 or model PATH, got '" + net_kind + "'");
+  if (device != "cpu" && device != "cuda" && device != "auto")
+    usage_error("--device must be cpu, cuda or auto, got '" + device + "'");
+  if (batch == 0) batch = net_kind == "resnet18" ? 16 : 128;
+
+  std::unique_ptr<Backend> backend = make_backend(device, threads, /*quiet=*/false);
+  Network net;
+  if (net_kind == "model") {
+    net = load_network(path);
+  } else {
+    net = bench::make_bench_network(net_kind, uint64_t(seed));
+    // Thresholds from the ANN view, on the CPU (the same network whatever --device says).
+    std::unique_ptr<Backend> cpu = make_backend("cpu", threads, /*quiet=*/true);
+    const Tensor calib = bench::random_images(bench::default_threshold_images(net_kind), net.input_shape(),
+                                              uint64_t(seed) + 1000);
+    bench::set_thresholds_from_ann(net, *cpu, calib, percentile);
+  }
+  const Tensor images = bench::random_images(batch, net.input_shape(), uint64_t(seed) + 2000);
+
   SimulationOptions o;
   o.timesteps = T;
-  cpu.simulate(net, images, o);  // warm-up
+  backend->simulate(net, images, o);  // warm-up (allocations, cuDNN algorithm choice)
   const auto t0 = std::chrono::steady_clock::now();
   BatchSimulation last;
-  for (int64_t b = 0; b < batches; ++b) last = cpu.simulate(net, images, o);
+  for (int64_t b = 0; b < batches; ++b) last = backend->simulate(net, images, o);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double ann_t0 = s;
+  backend->forward_ann(net, images);  // warm-up
   const auto a0 = std::chrono::steady_clock::now();
-  for (int64_t b = 0; b < batches; ++b) cpu.forward_ann(net, images);
+  for (int64_t b = 0; b < batches; ++b) backend->forward_ann(net, images);
   const double ann_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a0).count();
-  (void)ann_t0;
 
   nlohmann::json rates = nlohmann::json::object();
   const auto nodes = net.neuron_nodes();
-  for (size_t l = 0; l < nodes.size(); ++l) {
+  for (size_t l = 0; l < nodes.size() && l < last.spikes.size(); ++l) {
     double sum = 0;
     for (double v : last.spikes[l]) sum += v;
     rates[net.layer(nodes[l]).name()] = sum / (double(T) * double(batch) * double(numel_of(net.output_shape(nodes[l]))));
   }
+  const int resolved_threads = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const std::string network = net_kind == "model" ? path
+                              : net_kind == "vgg" ? "vgg-fmnist (random weights)"
+                                                  : "resnet18-imagenet 3x224x224 (random weights)";
   nlohmann::json j = {{"benchmark", "engine_throughput"},
-                      {"backend", "cpu"},
-                      {"network", net_kind == "model" ? path : "vgg-fmnist (random weights)"},
-                      {"threads", cpu.threads()},
+                      {"backend", backend->name()},
+                      {"device_requested", device},
+                      {"network", network},
+                      {"threads", resolved_threads},
                       {"timesteps", T},
                       {"batch", batch},
                       {"batches", batches},
@@ -117,6 +152,10 @@ int main(int argc, char** argv) try {
                       {"ann_images_per_second", double(batch * batches) / ann_s},
                       {"macs_per_image", net.macs_per_sample()},
                       {"firing_rate", rates}};
+  if (net_kind != "model") {
+    j["seed"] = seed;
+    j["threshold_percentile"] = percentile;
+  }
   std::printf("%s\n", j.dump(2).c_str());
   return 0;
 } catch (const std::exception& e) {

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """An independent PyTorch implementation of snnc's SNN semantics: accuracy-per-T reference and
-throughput peer for snnc's CPU engine.
+throughput peer for snnc's CPU engine (--device cpu, default) and CUDA engine (--device cuda).
 
-Reads a `*.snn.h5` model (the format written by snnc, see snn/include/snn/model_file.hpp), evaluates
+Reads a `*.snn.h5` model (the format written by snnc, see snn/include/snn/model_file.hpp; needs h5py)
+or a directory written by bench/export_npy (manifest.json + .npy files; numpy only), evaluates
 the ANN view (each neuron layer = its source activation) and simulates the SNN view over T steps:
 
   per step t (0-based) and neuron:   LIF: v <- beta*v;   v <- v + (x[t] - b[t][c]);
@@ -27,9 +28,17 @@ the calibration set; `--calib-shuffle-seed S` takes them from a numpy permutatio
 `--calib-snnc-seed S` reproduces snnc's own choice (std::shuffle with std::mt19937_64(S), libstdc++'s
 algorithm re-implemented here) so that both calibrate on the same images.
 
+On the GPU (--device cuda): the model and all images are moved to the GPU before timing, float32
+throughout (TF32 off in cuDNN and cuBLAS unless --tf32), cuDNN with benchmark mode, torch.inference_mode,
+one untimed warm-up pass over each batch shape, torch.cuda.synchronize() around every timed region.
+Without a usable GPU, --device cuda prints one error line and exits 1. h5py is imported only where an
+HDF5 file is read or written, so a python with torch and numpy alone runs export_npy directories with
+IDX or npy:DIR data.
+
 Output: one JSON object on stdout (see bench/README.md). Run with Debian's interpreter (torch 1.13):
   /usr/bin/python3 bench/torch_reference.py MODEL.snn.h5 --data fashion-mnist:test --T 32 --limit 1000
-  /usr/bin/python3 bench/torch_reference.py --self-test
+  python3 bench/torch_reference.py MODEL_NPY_DIR --data npy:DIR --T 32 --device cuda
+  /usr/bin/python3 bench/torch_reference.py --self-test [--device cuda]
 """
 
 import argparse
@@ -41,7 +50,6 @@ import sys
 import tempfile
 import time
 
-import h5py
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -50,10 +58,23 @@ FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 FORMAT = "snnc-network"
 FORMAT_VERSION = 1
 KNOWN_TYPES = ("conv2d", "linear", "avgpool2d", "maxpool2d", "flatten", "add", "neuron")
+NPY_FORMAT = "snnc-npy-export"  # directories written by bench/export_npy (numpy-only model exchange)
+NPY_FORMAT_VERSION = 1
 
 
 class ModelError(Exception):
     pass
+
+
+def _h5py():
+    """h5py, imported only where an HDF5 file is read or written (machines without h5py can still use
+    npy exports, IDX files and `npy:DIR` datasets)."""
+    try:
+        import h5py
+    except ImportError as e:
+        raise ModelError(f"h5py is needed to read or write HDF5 files but cannot be imported ({e}); "
+                         f"use an export_npy directory for the model and npy:DIR or IDX for the data")
+    return h5py
 
 
 # =====================================================================================================
@@ -194,6 +215,20 @@ class Model:
     def neuron_nodes(self):
         return [nd for nd in self.nodes if nd.type == "neuron"]
 
+    @property
+    def device(self):
+        """Where the model's tensors live (all on one device; cpu for a model without tensors)."""
+        for nd in self.nodes:
+            for t in nd.tensors.values():
+                return t.device
+        return torch.device("cpu")
+
+    def to(self, device):
+        """Moves every tensor to `device` (in place); returns self."""
+        for nd in self.nodes:
+            nd.tensors = {k: v.to(device) for k, v in nd.tensors.items()}
+        return self
+
     def clear_biases(self):
         for nd in self.neuron_nodes():
             nd.tensors.pop("bias", None)
@@ -201,8 +236,12 @@ class Model:
 
 
 def load_model(path):
+    """A model from a .snn.h5 file (needs h5py) or from a directory written by bench/export_npy (numpy only)."""
     if not os.path.exists(path):
         raise ModelError(f"model file not found: {path}")
+    if os.path.isdir(path):
+        return load_model_npy(path)
+    h5py = _h5py()
     try:
         f = h5py.File(path, "r")
     except OSError as e:
@@ -242,8 +281,113 @@ def load_model(path):
     return Model(input_shape, nodes, mean, std, metadata)
 
 
+def _json_number(v, where):
+    # export_npy writes non-finite numbers as the strings "nan", "inf", "-inf" (JSON has none)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ModelError(f"{where}: not a number: {v!r}")
+    try:
+        return float(v)
+    except ValueError:
+        raise ModelError(f"{where}: not a number: {v!r}")
+
+
+def load_npy_file(path, what):
+    """np.load without pickles, with errors that name the file."""
+    if not os.path.isfile(path):
+        raise ModelError(f"{what}: file not found: {path}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise ModelError(f"{path}: not a readable .npy file ({e})")
+
+
+def load_model_npy(directory):
+    """Reads a model exported by bench/export_npy: DIR/manifest.json plus one .npy file per tensor. Gives
+    the same Model as load_model() on the .snn.h5 file it was exported from (float32 tensors bit for bit,
+    numbers as float64, strings)."""
+    mpath = os.path.join(directory, "manifest.json")
+    if not os.path.isfile(mpath):
+        raise ModelError(f"{directory}: no manifest.json (not a directory written by export_npy)")
+    try:
+        with open(mpath) as f:
+            m = json.load(f)
+    except (ValueError, OSError) as e:
+        raise ModelError(f"{mpath}: cannot read ({e})")
+    if not isinstance(m, dict) or m.get("format") != NPY_FORMAT:
+        raise ModelError(f"{mpath}: not an snnc npy export (missing format = \"{NPY_FORMAT}\")")
+    if m.get("format_version") != NPY_FORMAT_VERSION:
+        raise ModelError(f"{mpath}: export format version {m.get('format_version')} not supported "
+                         f"(reads {NPY_FORMAT_VERSION})")
+    if int(m.get("model_format_version", FORMAT_VERSION)) != FORMAT_VERSION:
+        raise ModelError(f"{mpath}: model format version {m.get('model_format_version')} not supported "
+                         f"(reads {FORMAT_VERSION})")
+    try:
+        input_shape = [int(v) for v in m["input_shape"]]
+        mean = std = None
+        if m.get("preprocessing"):
+            mean = np.asarray(m["preprocessing"]["mean"], dtype=np.float32).reshape(-1).tolist()
+            std = np.asarray(m["preprocessing"]["std"], dtype=np.float32).reshape(-1).tolist()
+        metadata = {str(k): str(v) for k, v in (m.get("metadata") or {}).items()}
+        nodes = []
+        for i, nd in enumerate(m["nodes"]):
+            where = f"{mpath}, layer #{i}"
+            if int(nd.get("index", i)) != i:
+                raise ModelError(f"{where}: index {nd.get('index')} out of order")
+            num = {str(k): _json_number(v, f"{where} number '{k}'") for k, v in nd.get("numbers", {}).items()}
+            strs = {str(k): str(v) for k, v in nd.get("strings", {}).items()}
+            tensors = {}
+            for k, t in nd.get("tensors", {}).items():
+                fname = t["file"]
+                if os.path.basename(fname) != fname or fname in ("", ".", ".."):
+                    raise ModelError(f"{where}: tensor '{k}': file name {fname!r} must be a plain name in the directory")
+                arr = load_npy_file(os.path.join(directory, fname), f"{where} tensor '{k}'")
+                if list(arr.shape) != [int(d) for d in t["shape"]]:
+                    raise ModelError(f"{where}: tensor '{k}' in {fname} has shape {list(arr.shape)}, "
+                                     f"manifest says {t['shape']}")
+                if arr.dtype != np.float32:
+                    raise ModelError(f"{where}: tensor '{k}' in {fname} is {arr.dtype}, expected float32")
+                tensors[str(k)] = torch.from_numpy(np.array(arr, dtype=np.float32, copy=True))
+            nodes.append(Node(i, str(nd["type"]), str(nd["name"]), [int(v) for v in nd["inputs"]], num, strs, tensors))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ModelError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})")
+    return Model(input_shape, nodes, mean, std, metadata)
+
+
+def save_npy(path, array):
+    """A .npy file exactly as bench/export_npy writes it (format 1.0, little-endian, C order)."""
+    a = np.ascontiguousarray(array)
+    a = a.astype(a.dtype.newbyteorder("<"), copy=False)
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, a, version=(1, 0), allow_pickle=False)
+
+
+def save_model_npy(model, directory):
+    """Writes the layout of bench/export_npy (manifest.json + one float32 .npy per tensor). The C++ tool is
+    the producer used in practice; this writer exists for the self-test and for Python-made models."""
+    os.makedirs(directory)
+    nodes = []
+    for i, nd in enumerate(model.nodes):
+        tensors = {}
+        for k, t in nd.tensors.items():
+            fname = f"{i:04d}_{k}.npy"
+            arr = t.detach().cpu().numpy().astype(np.float32)
+            save_npy(os.path.join(directory, fname), arr)
+            tensors[k] = {"shape": list(arr.shape), "dtype": "<f4", "file": fname}
+        nodes.append({"index": i, "type": nd.type, "name": nd.name, "inputs": list(nd.inputs),
+                      "numbers": {k: (v if math.isfinite(v) else str(v)) for k, v in nd.num.items()},
+                      "strings": dict(nd.str), "tensors": tensors})
+    manifest = {"format": NPY_FORMAT, "format_version": NPY_FORMAT_VERSION, "source": "torch_reference",
+                "model_format_version": FORMAT_VERSION, "input_shape": list(model.input_shape),
+                "preprocessing": None if model.mean is None else {"mean": model.mean, "std": model.std},
+                "metadata": dict(model.metadata), "nodes": nodes}
+    with open(os.path.join(directory, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
 def save_model(model, path):
     """Writes a model in the snnc-network format (fixed-length strings, float32 tensors, as snnc does)."""
+    h5py = _h5py()
+
     def sattr(obj, key, value):
         obj.attrs.create(key, np.bytes_(value if value else "\0"))
 
@@ -301,9 +445,32 @@ def _unit_floats(u8):
 
 
 def load_dataset(spec, limit=0):
-    """fashion-mnist:train|test, an IDX images file (labels beside it), or an HDF5 file with
-    `images` (N x C x H x W or N x H x W, uint8 or float) and `labels`. Returns (images float32
-    [N, C, H, W] in [0, 1] for uint8 sources, labels int64 [N])."""
+    """fashion-mnist:train|test, an IDX images file (labels beside it), an HDF5 file with
+    `images` (N x C x H x W or N x H x W, uint8 or float) and `labels`, or npy:DIR with DIR/images.npy
+    and DIR/labels.npy (as written by bench/export_npy --data; same layouts and types as HDF5). Returns
+    (images float32 [N, C, H, W] in [0, 1] for uint8 sources, labels int64 [N]), on the CPU."""
+    if spec.startswith("npy:"):
+        d = spec[4:]
+        if not os.path.isdir(d):
+            raise ValueError(f"dataset '{spec}': {d} is not a directory")
+        try:
+            xs = load_npy_file(os.path.join(d, "images.npy"), f"dataset '{spec}'")
+            ys = load_npy_file(os.path.join(d, "labels.npy"), f"dataset '{spec}'")
+        except ModelError as e:
+            raise ValueError(str(e))
+        if xs.ndim not in (3, 4) or ys.ndim != 1 or xs.shape[0] != ys.shape[0]:
+            raise ValueError(f"dataset '{spec}': images {list(xs.shape)} and labels {list(ys.shape)} do not fit "
+                             f"(expected N x C x H x W or N x H x W, and N)")
+        if not (xs.dtype == np.uint8 or xs.dtype.kind == "f") or ys.dtype.kind not in "iu":
+            raise ValueError(f"dataset '{spec}': images must be uint8 or float, labels integers "
+                             f"(got {xs.dtype}, {ys.dtype})")
+        keep = min(limit, xs.shape[0]) if limit > 0 else xs.shape[0]
+        x = np.asarray(xs[:keep])
+        y = np.asarray(ys[:keep]).astype(np.int64)
+        if x.ndim == 3:
+            x = x[:, None]
+        x = _unit_floats(x) if x.dtype == np.uint8 else x.astype(np.float32)
+        return torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(np.ascontiguousarray(y))
     if spec.startswith("fashion-mnist:"):
         split = spec.split(":", 1)[1]
         if split not in ("train", "test"):
@@ -315,6 +482,7 @@ def load_dataset(spec, limit=0):
         img = spec
         lab = spec.replace("images-idx3", "labels-idx1")
     elif spec.endswith(".h5") or spec.endswith(".hdf5"):
+        h5py = _h5py()
         with h5py.File(spec, "r") as f:
             n = f["images"].shape[0]
             keep = min(limit, n) if limit > 0 else n
@@ -423,6 +591,7 @@ class Neuron:
         self.rank = len(nd.shape)  # per-sample rank, channel first
         self.bshape = [self.C] + [1] * (self.rank - 1)
         th = nd.tensors["threshold"].reshape(-1).float()
+        self.device = th.device
         self.theta_vec = th if th.numel() == self.C else th.expand(self.C).clone()
         # θ broadcast over one sample [C, ...]; a 0-d tensor when scalar (float32 either way).
         self.theta = th.reshape(()) if th.numel() == 1 else th.reshape(self.bshape)
@@ -434,7 +603,7 @@ class Neuron:
             raise ModelError(f"layer '{nd.name}': unknown model/reset/activation "
                              f"{self.model}/{self.reset}/{self.act}")
         self.lif = self.model == "lif"
-        self.beta = torch.tensor(float(np.float32(nd.n("beta", 1.0))), dtype=torch.float32)
+        self.beta = torch.tensor(float(np.float32(nd.n("beta", 1.0))), dtype=torch.float32, device=self.device)
         self.v_init = float(np.float32(nd.n("v_init", 0.5)))
         self.levels = int(nd.num.get("levels", 0.0))
         self.inner = int(np.prod(nd.shape)) // self.C
@@ -455,7 +624,7 @@ class Neuron:
             return None
         if self.bias_constant:
             return b[0:1].expand(steps, self.C)
-        out = torch.zeros(steps, self.C, dtype=torch.float32)
+        out = torch.zeros(steps, self.C, dtype=torch.float32, device=b.device)
         lo, hi = t0, min(t0 + steps, b.shape[0])
         if hi > lo:
             out[: hi - lo] = b[lo:hi]
@@ -480,9 +649,9 @@ class Neuron:
         return torch.round(per_plane / self.theta_vec.double()).sum(dim=(1, 2))
 
     def init_membrane(self, B):
-        v = torch.empty([B] + list(self.nd.shape), dtype=torch.float32)
-        v.copy_((self.theta_vec * torch.tensor(self.v_init, dtype=torch.float32)).reshape(self.bshape)
-                .expand(v.shape))
+        v = torch.empty([B] + list(self.nd.shape), dtype=torch.float32, device=self.device)
+        v.copy_((self.theta_vec * torch.tensor(self.v_init, dtype=torch.float32, device=self.device))
+                .reshape(self.bshape).expand(v.shape))
         return v
 
 
@@ -503,8 +672,12 @@ def _step(neu, v, xt, s_out, mask):
 
 
 class Engine:
+    """Runs a Model on the device its tensors are on (Model.to(device) first); images passed to
+    forward_ann/simulate must be on that device too, and results come back there."""
+
     def __init__(self, model):
         self.model = model
+        self.device = model.device
         self.neurons = {nd.index: Neuron(nd) for nd in model.neuron_nodes()}
         nodes = model.nodes
         # static: stateless and fed only by static nodes (the direct-encoded input is static).
@@ -519,8 +692,8 @@ class Engine:
                     self.last_use[j] = nd.index
         if model.mean is not None:
             cs = [len(model.mean)] + [1] * (len(model.input_shape) - 1)
-            self.pre_mean = torch.tensor(model.mean, dtype=torch.float32).reshape(cs)
-            self.pre_std = torch.tensor(model.std, dtype=torch.float32).reshape(cs)
+            self.pre_mean = torch.tensor(model.mean, dtype=torch.float32, device=self.device).reshape(cs)
+            self.pre_std = torch.tensor(model.std, dtype=torch.float32, device=self.device).reshape(cs)
         else:
             self.pre_mean = None
         self.dynamic_floats_per_step = sum(int(np.prod(nd.shape)) for nd in nodes if not self.static[nd.index])
@@ -590,8 +763,9 @@ class Engine:
         chunk = self.chunk_steps_for(T, B, max_chunk_steps, memory_budget)
         neuron_ids = [nd.index for nd in self.model.neuron_nodes()]
         slot = {n: k for k, n in enumerate(neuron_ids)}
-        spikes = torch.zeros(len(neuron_ids), T, dtype=torch.float64)
-        preds = torch.empty(T, B, dtype=torch.int64)
+        dev = self.device
+        spikes = torch.zeros(len(neuron_ids), T, dtype=torch.float64, device=dev)
+        preds = torch.empty(T, B, dtype=torch.int64, device=dev)
         state = {}
         for nd in nodes:
             if nd.type == "neuron":
@@ -600,11 +774,11 @@ class Engine:
                 ins_shape = self.model.input_shape if nd.inputs[0] == -1 else nodes[nd.inputs[0]].shape
                 out_shape = list(nodes[nd.index].shape)
                 # [running sums of the inputs, largest running sum per window after the previous step]
-                state[nd.index] = (torch.zeros([B] + list(ins_shape), dtype=torch.float32),
-                                   torch.zeros([B] + out_shape, dtype=torch.float32))
+                state[nd.index] = (torch.zeros([B] + list(ins_shape), dtype=torch.float32, device=dev),
+                                   torch.zeros([B] + out_shape, dtype=torch.float32, device=dev))
         static_out = [None] * len(nodes)
         K = nodes[-1].shape[0]
-        acc = torch.zeros(B, K, dtype=torch.float32)
+        acc = torch.zeros(B, K, dtype=torch.float32, device=dev)
 
         for t0 in range(0, T, chunk):
             steps = min(chunk, T - t0)
@@ -658,8 +832,8 @@ class Engine:
     def neuron_chunk(neu, x, x_is_static, v, t0, steps, B):
         """Runs the recurrence over the chunk; x is [steps*B, C, ...] or (static) [B, C, ...]."""
         sample = list(v.shape[1:])
-        out = torch.empty([steps, B] + sample, dtype=torch.float32)
-        mask = torch.empty([B] + sample, dtype=torch.bool)
+        out = torch.empty([steps, B] + sample, dtype=torch.float32, device=v.device)
+        mask = torch.empty([B] + sample, dtype=torch.bool, device=v.device)
         rows = neu.bias_rows(t0, steps)
         if x_is_static:
             for t in range(steps):
@@ -685,7 +859,7 @@ class Engine:
         else:
             x = x.view(steps, B, C, H, W)
         # running sums after each step, accumulated in float32 step by step (as snnc does)
-        sums = torch.empty(steps, B, C, H, W, dtype=torch.float32)
+        sums = torch.empty(steps, B, C, H, W, dtype=torch.float32, device=acc.device)
         running = acc
         for t in range(steps):
             torch.add(running, x[t], out=sums[t])
@@ -725,8 +899,8 @@ class FtbcHook:
             self.membrane[node] = v
         bias = neu.nd.tensors["bias"]  # [T, C] float32, updated in place
         sample = list(v.shape[1:])
-        s = torch.empty([B] + sample, dtype=torch.float32)
-        mask = torch.empty([B] + sample, dtype=torch.bool)
+        s = torch.empty([B] + sample, dtype=torch.float32, device=v.device)
+        mask = torch.empty([B] + sample, dtype=torch.bool, device=v.device)
         xv = None if x_is_static else x.view([steps, B] + sample)
         paper = self.variant == "paper"
         for t in range(steps):
@@ -750,7 +924,7 @@ def calibrate_ftbc(eng, images_batches, T, alpha=0.5, iters=1, variant="fixed", 
                    simulate_fn=None):
     """Calibrates eng.model in place (b[t][c] for t < T on every neuron layer)."""
     for neu in eng.neurons.values():
-        neu.nd.tensors["bias"] = torch.zeros(T, neu.C, dtype=torch.float32)
+        neu.nd.tensors["bias"] = torch.zeros(T, neu.C, dtype=torch.float32, device=eng.device)
         neu.nd.num["bias_constant"] = 0.0
     for _ in range(iters):
         for images in images_batches:
@@ -1025,7 +1199,7 @@ def make_test_case(directory, images=256):
         mp = os.path.join(directory, f"net{variant}.snn.h5")
         dp = os.path.join(directory, f"net{variant}_data.h5")
         save_model(model, mp)
-        with h5py.File(dp, "w") as f:
+        with _h5py().File(dp, "w") as f:
             f.create_dataset("images", data=x.numpy().astype(np.float32))
             f.create_dataset("labels", data=y.numpy().astype(np.int64))
         written += [mp, dp]
@@ -1038,8 +1212,49 @@ def _clone_model(model):
     return Model(model.input_shape, nodes, model.mean, model.std, model.metadata)
 
 
-def self_test():
+class DeviceError(Exception):
+    pass
+
+
+def resolve_device(name):
+    """torch.device for --device cpu|cuda; raises DeviceError with one clear sentence when CUDA is not usable."""
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            built = torch.version.cuda
+            why = (f"this PyTorch {torch.__version__} was built without CUDA" if not built else
+                   f"this PyTorch {torch.__version__} (CUDA {built}) finds no usable GPU "
+                   f"(torch.cuda.is_available() is False: no GPU, driver or CUDA_VISIBLE_DEVICES)")
+            raise DeviceError(f"--device cuda: {why}")
+        return torch.device("cuda", torch.cuda.current_device())
+    raise DeviceError(f"unknown device '{name}' (expected cpu or cuda)")
+
+
+def configure_device(device, tf32=False):
+    """Float32 semantics on the GPU: no TF32 in convolutions or matmuls unless asked (TF32 rounds inputs
+    to 10 mantissa bits and would change spikes), cuDNN autotuning on (shapes repeat every batch)."""
+    if device.type == "cuda":
+        torch.backends.cudnn.enabled = True
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = bool(tf32)
+        torch.backends.cuda.matmul.allow_tf32 = bool(tf32)
+
+
+def device_name(device):
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def self_test(device=torch.device("cpu")):
+    """The fast engine runs on `device` (the model and images moved there); the naive reference and the
+    file round trip always run on the CPU, and every comparison is exact."""
     torch.set_num_threads(1)
+    configure_device(device)
     results = []
     ok = True
 
@@ -1074,27 +1289,46 @@ def self_test():
         g = torch.Generator().manual_seed(99 + variant)
         B = 4
         images = _dyadic([B] + model.input_shape, 0, 16, 16.0, g)
-        # 2. file round trip
+        # 2. file round trips: .snn.h5 (when h5py is there) and the npy export layout
+        def same_model(m1, m2):
+            return (m1.input_shape == m2.input_shape and m1.mean == m2.mean and m1.std == m2.std and
+                    m1.metadata == m2.metadata and len(m1.nodes) == len(m2.nodes) and
+                    all(a.type == b.type and a.name == b.name and a.inputs == b.inputs and a.num == b.num and
+                        a.str == b.str and a.tensors.keys() == b.tensors.keys() and
+                        all(torch.equal(a.tensors[k], b.tensors[k]) for k in a.tensors)
+                        for a, b in zip(m1.nodes, m2.nodes)))
+
+        model.metadata = {"source": "torch_reference self-test", "empty": ""}
         with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "m.snn.h5")
-            save_model(model, p)
-            back = load_model(p)
-        same = all(a.type == b.type and a.name == b.name and a.inputs == b.inputs and a.num == b.num and
-                   a.str == b.str and a.tensors.keys() == b.tensors.keys() and
-                   all(torch.equal(a.tensors[k], b.tensors[k]) for k in a.tensors)
-                   for a, b in zip(model.nodes, back.nodes))
-        check(f"net{variant}: .snn.h5 write/read round trip", same)
-        model = back
+            try:
+                _h5py()
+                have_h5py = True
+            except ModelError:
+                have_h5py = False
+            if have_h5py:
+                p = os.path.join(d, "m.snn.h5")
+                save_model(model, p)
+                back = load_model(p)
+                check(f"net{variant}: .snn.h5 write/read round trip", same_model(model, back))
+                model = back
+            else:
+                results.append({"check": f"net{variant}: .snn.h5 round trip", "ok": None,
+                                "detail": "skipped: no h5py"})
+            save_model_npy(model, os.path.join(d, "npy"))
+            check(f"net{variant}: npy export write/read round trip",
+                  same_model(model, load_model(os.path.join(d, "npy"))))
 
         # 3. fast vs naive simulation, several chunkings
         T = 7
-        eng = Engine(model)
+        eng = Engine(_clone_model(model).to(device))
+        images_dev = images.to(device)
         rec_ref = {}
         ref_p, ref_s = naive_simulate(model, images, T, record=rec_ref)
         for chunk in (0, 1, 3):
             rec = {}
-            p, s = eng.simulate(images, T, max_chunk_steps=chunk, record=rec)
-            same_nodes = all(np.array_equal(torch.cat(rec[i]).numpy(), np.concatenate(rec_ref[i]))
+            p, s = eng.simulate(images_dev, T, max_chunk_steps=chunk, record=rec)
+            p, s = p.cpu(), s.cpu()
+            same_nodes = all(np.array_equal(torch.cat(rec[i]).cpu().numpy(), np.concatenate(rec_ref[i]))
                              for i in rec)  # every dynamic node's output at every step
             rates = [round(float(r), 3) for r in
                      ref_s.sum(1) / np.array([B * T * np.prod(nd.shape) for nd in model.neuron_nodes()])]
@@ -1103,7 +1337,7 @@ def self_test():
                   same_nodes and np.array_equal(p.numpy(), ref_p) and np.array_equal(s.numpy(), ref_s),
                   f"{len(rec)} dynamic nodes, firing rates {rates}")
         # the ANN view against the same graph with torch.nn modules
-        logits = eng.forward_ann(images)
+        logits = eng.forward_ann(images_dev).cpu()
         check(f"net{variant}: ANN view finite and shaped", logits.shape == (B, model.nodes[-1].shape[0]) and
               bool(torch.isfinite(logits).all()))
 
@@ -1113,20 +1347,44 @@ def self_test():
             m_ref = _clone_model(model)
             naive_ftbc(m_ref, batches, T, 0.5, 2, ftbc_variant)
             for chunk in (0, 3):
-                m_fast = _clone_model(model)
-                calibrate_ftbc(Engine(m_fast), batches, T, 0.5, 2, ftbc_variant, max_chunk_steps=chunk)
-                eq = all(torch.equal(a.tensors["bias"], b.tensors["bias"])
+                m_fast = _clone_model(model).to(device)
+                calibrate_ftbc(Engine(m_fast), [b.to(device) for b in batches], T, 0.5, 2, ftbc_variant,
+                               max_chunk_steps=chunk)
+                eq = all(torch.equal(a.tensors["bias"], b.tensors["bias"].cpu())
                          for a, b in zip(m_ref.neuron_nodes(), m_fast.neuron_nodes()))
-                diff = max(float((a.tensors["bias"] - b.tensors["bias"]).abs().max())
+                diff = max(float((a.tensors["bias"] - b.tensors["bias"].cpu()).abs().max())
                            for a, b in zip(m_ref.neuron_nodes(), m_fast.neuron_nodes()))
                 nz = sum(int((a.tensors["bias"] != 0).sum()) for a in m_ref.neuron_nodes())
                 check(f"net{variant}: FTBC {ftbc_variant} (chunk={chunk or 'all'}) biases == naive",
                       eq, f"max |diff| {diff:g}, nonzero biases {nz}")
-            p1, s1 = Engine(m_fast).simulate(images, T)
+            p1, s1 = Engine(m_fast).simulate(images_dev, T)
+            p1, s1 = p1.cpu(), s1.cpu()
             p2, s2 = naive_simulate(m_ref, images, T)
             check(f"net{variant}: calibrated ({ftbc_variant}) simulate == naive",
                   np.array_equal(p1.numpy(), p2) and np.array_equal(s1.numpy(), s2))
-    print(json.dumps({"impl": "pytorch", "self_test": "pass" if ok else "FAIL", "checks": results}, indent=1))
+
+        # 5. device placement without a GPU: on PyTorch's "meta" device (shapes only, no values) every op
+        # that mixes a meta tensor with a CPU tensor fails as it would with a CUDA one, so the engine, the
+        # ANN view and FTBC running there show that no tensor is created on the wrong device.
+        if device.type == "cpu":
+            try:
+                m_meta = _clone_model(model).to("meta")
+                e_meta = Engine(m_meta)
+                x_meta = images.to("meta")
+                e_meta.forward_ann(x_meta)
+                for chunk in (0, 3):
+                    pm, sm = e_meta.simulate(x_meta, T, max_chunk_steps=chunk)
+                calibrate_ftbc(e_meta, [x_meta, x_meta], T, 0.5, 1, "fixed", max_chunk_steps=3)
+                check(f"net{variant}: engine, ANN view and FTBC on the meta device (no CPU tensor mixed in)",
+                      pm.device.type == "meta" and sm.device.type == "meta")
+            except NotImplementedError as e:  # an op without a meta kernel in this PyTorch
+                results.append({"check": f"net{variant}: meta-device placement", "ok": None,
+                                "detail": f"skipped: {str(e).splitlines()[0][:200]}"})
+            except RuntimeError as e:
+                check(f"net{variant}: engine, ANN view and FTBC on the meta device (no CPU tensor mixed in)", False,
+                      str(e).splitlines()[0][:200])
+    print(json.dumps({"impl": "pytorch", "self_test": "pass" if ok else "FAIL", "device": device_name(device),
+                      "torch_version": torch.__version__, "checks": results}, indent=1))
     return 0 if ok else 1
 
 
@@ -1135,6 +1393,8 @@ def self_test():
 # =====================================================================================================
 
 def evaluate(args):
+    device = resolve_device(args.device)
+    configure_device(device, args.tf32)
     torch.set_num_threads(args.threads)
     try:
         torch.set_num_interop_threads(1)
@@ -1143,6 +1403,7 @@ def evaluate(args):
     model = load_model(args.model)
     if args.clear_bias:
         model.clear_biases()
+    model.to(device)
     eng = Engine(model)
     images, labels = load_dataset(args.data, args.limit)
     if images.shape[0] == 0:
@@ -1150,9 +1411,18 @@ def evaluate(args):
     K = model.nodes[-1].shape[0]
     if int(labels.max()) >= K:
         raise ValueError(f"dataset labels go up to {int(labels.max())} but the network has {K} outputs")
+    if list(images.shape[1:]) != model.input_shape:
+        raise ValueError(f"dataset '{args.data}' has images {list(images.shape[1:])} but the network takes "
+                         f"{model.input_shape}")
+    images, labels = images.to(device), labels.to(device)  # data loading and transfer are not timed
     N, T, bs = images.shape[0], args.T, args.batch_size
+    warmup = args.warmup if args.warmup is not None else (1 if device.type == "cuda" else 0)
     out = {"impl": "pytorch", "torch_version": torch.__version__, "threads": args.threads,
+           "device": device_name(device), "device_type": device.type,
            "model": args.model, "data": args.data}
+    if device.type == "cuda":
+        out.update({"cuda_version": torch.version.cuda, "cudnn_version": torch.backends.cudnn.version(),
+                    "cudnn_benchmark": True, "tf32": bool(args.tf32)})
 
     calib_seconds = 0.0
     calib_info = None
@@ -1171,12 +1441,14 @@ def evaluate(args):
         else:
             order = torch.arange(n)
             how = "first images"
-        batches = [cx[order[b * args.calib_batch_size:(b + 1) * args.calib_batch_size]].contiguous()
+        batches = [cx[order[b * args.calib_batch_size:(b + 1) * args.calib_batch_size]].contiguous().to(device)
                    for b in range(args.batches)]
         variant = "paper" if args.calibrate == "ftbc-paper" else "fixed"
         with torch.inference_mode():
+            synchronize(device)
             t0 = time.perf_counter()
             calibrate_ftbc(eng, batches, T, args.alpha, args.iters, variant)
+            synchronize(device)
             calib_seconds = time.perf_counter() - t0
         calib_info = {"method": args.calibrate, "variant": variant, "alpha": args.alpha, "batches": args.batches,
                       "batch_size": args.calib_batch_size, "iters": args.iters, "T": T,
@@ -1185,23 +1457,41 @@ def evaluate(args):
             model.metadata.update({"calibration": args.calibrate, "calibration.T": str(T)})
             save_model(model, args.save_model)
 
+    # Warm-up (not timed): every batch shape the timed loops will see (a full batch and, if N is not a
+    # multiple of the batch size, the last partial one), so that allocations and cuDNN's algorithm
+    # search (benchmark mode autotunes each new shape) stay out of the timed region.
+    warm_slices = [(0, min(bs, N))]
+    if N > bs and N % bs:
+        warm_slices.append((N - N % bs, N))
     with torch.inference_mode():
-        correct_ann = 0
+        for _ in range(warmup):
+            for a, b in warm_slices:
+                eng.forward_ann(images[a:b])
+                eng.simulate(images[a:b], T, max_chunk_steps=args.chunk_steps, memory_budget=args.memory_budget)
+        synchronize(device)
+
+        correct_ann = torch.zeros((), dtype=torch.int64, device=device)
         t0 = time.perf_counter()
         for b0 in range(0, N, bs):
             logits = eng.forward_ann(images[b0:b0 + bs])
-            correct_ann += int((logits.argmax(1) == labels[b0:b0 + bs]).sum())
+            correct_ann += (logits.argmax(1) == labels[b0:b0 + bs]).sum()
+        synchronize(device)
         ann_seconds = time.perf_counter() - t0
 
-        correct = torch.zeros(T, dtype=torch.int64)
+        correct = torch.zeros(T, dtype=torch.int64, device=device)
         spikes = None
+        synchronize(device)
         t0 = time.perf_counter()
         for b0 in range(0, N, bs):
             x = images[b0:b0 + bs]
             preds, s = eng.simulate(x, T, max_chunk_steps=args.chunk_steps, memory_budget=args.memory_budget)
             correct += (preds == labels[b0:b0 + bs].unsqueeze(0)).sum(1)
             spikes = s if spikes is None else spikes + s
+        synchronize(device)
         seconds = time.perf_counter() - t0
+    correct_ann = int(correct_ann.cpu())
+    correct = correct.cpu()
+    spikes = spikes.cpu()
 
     neurons = [int(np.prod(nd.shape)) for nd in model.neuron_nodes()]
     per_t = {nd.name: (spikes[k] / (N * neurons[k])).tolist() for k, nd in enumerate(model.neuron_nodes())}
@@ -1213,6 +1503,8 @@ def evaluate(args):
         "timesteps": T,
         "batch_size": bs,
         "chunk_steps": eng.chunk_steps_for(T, min(bs, N), args.chunk_steps, args.memory_budget),
+        "memory_budget": args.memory_budget,
+        "warmup_batches": warmup * len(warm_slices),
         "seconds": seconds,
         "image_timesteps_per_second": N * T / max(seconds, 1e-9),
         "ann_seconds": ann_seconds,
@@ -1229,11 +1521,18 @@ def evaluate(args):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", nargs="?", help="model file (.snn.h5)")
+    p.add_argument("model", nargs="?", help="model: a .snn.h5 file, or a directory written by bench/export_npy")
     p.add_argument("--self-test", action="store_true", help="check the fast engine against a naive one")
     p.add_argument("--make-test-case", metavar="DIR", default=None,
                    help="write dyadic test networks + image sets for an exact comparison with snnc, then exit")
-    p.add_argument("--data", default="fashion-mnist:test", help="fashion-mnist:test|train, IDX or HDF5 file")
+    p.add_argument("--data", default="fashion-mnist:test",
+                   help="fashion-mnist:test|train, an IDX images file, an HDF5 file, or npy:DIR (images.npy, labels.npy)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where PyTorch runs (cuda: model and data on the GPU, cuDNN, float32 without TF32)")
+    p.add_argument("--tf32", action="store_true",
+                   help="allow TF32 in cuDNN convolutions and cuBLAS matmuls on the GPU (changes results)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="untimed warm-up passes over each batch shape (default: 1 on cuda, 0 on cpu)")
     p.add_argument("--T", type=int, default=32, help="timesteps (accuracy reported for every t <= T)")
     p.add_argument("--limit", type=int, default=0, help="first N images only (0 = all)")
     p.add_argument("--batch-size", type=int, default=128)
@@ -1254,8 +1553,13 @@ def main(argv=None):
     p.add_argument("--clear-bias", action="store_true", help="ignore biases stored in the model")
     p.add_argument("--save-model", default=None, help="write the (calibrated) model to this .snn.h5 file")
     a = p.parse_args(argv)
+    try:
+        device = resolve_device(a.device)
+    except DeviceError as e:
+        print(f"torch_reference: error: {e}", file=sys.stderr)
+        return 1
     if a.self_test:
-        return self_test()
+        return self_test(device)
     if a.make_test_case:
         print(json.dumps({"written": make_test_case(a.make_test_case)}))
         return 0
@@ -1264,11 +1568,15 @@ def main(argv=None):
     for name in ("T", "batch_size", "threads", "batches", "calib_batch_size", "iters"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if a.warmup is not None and a.warmup < 0:
+        p.error("--warmup must be at least 0")
+    if a.limit < 0:
+        p.error("--limit must be at least 0")
     if not (a.alpha > 0 and math.isfinite(a.alpha)):
         p.error("--alpha must be positive")
     try:
         return evaluate(a)
-    except (ModelError, ValueError, OSError, KeyError) as e:
+    except (ModelError, DeviceError, ValueError, OSError, KeyError) as e:
         print(f"torch_reference: error: {e}", file=sys.stderr)
         return 1
 

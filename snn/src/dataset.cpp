@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <climits>
 #include <cstdio>
@@ -413,6 +414,11 @@ Dataset load_cifar_spec(const std::string& spec, const std::string& path, bool c
 
 }  // namespace
 
+std::string fashion_mnist_dir() {
+  const char* env = std::getenv("SNNC_FASHION_MNIST_DIR");
+  return env && *env ? std::string(env) : std::string(kFashionMnistDir);
+}
+
 Dataset load_dataset(const std::string& spec, int64_t limit) {
   const std::string kFm = "fashion-mnist:";
   if (starts_with(spec, kFm)) {
@@ -420,7 +426,7 @@ Dataset load_dataset(const std::string& spec, int64_t limit) {
     require(split == "train" || split == "test", "unknown Fashion-MNIST split '" + split + "' in dataset '" + spec +
                                                      "' (expected fashion-mnist:train or fashion-mnist:test)");
     const std::string images =
-        std::string(kFashionMnistDir) + (split == "train" ? "/train-images-idx3-ubyte.gz" : "/t10k-images-idx3-ubyte.gz");
+        fashion_mnist_dir() + (split == "train" ? "/train-images-idx3-ubyte.gz" : "/t10k-images-idx3-ubyte.gz");
     const std::string labels = idx_labels_path_for(images);
     for (const std::string& f : {images, labels})
       require(is_regular_file(f), "Fashion-MNIST file not found: " + f +

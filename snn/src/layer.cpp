@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include "snn/error.hpp"
-#include "snn/layers/all.hpp"
 
 namespace snn {
 
@@ -45,29 +44,25 @@ void Layer::fail(const std::string& message) const {
 
 namespace {
 std::map<std::string, LayerFactory>& registry() {
-  static std::map<std::string, LayerFactory> r = {
-      {"conv2d", [](const LayerRecord& r) { return Conv2d::from_record(r); }},
-      {"linear", [](const LayerRecord& r) { return Linear::from_record(r); }},
-      {"avgpool2d", [](const LayerRecord& r) { return AvgPool2d::from_record(r); }},
-      {"maxpool2d", [](const LayerRecord& r) { return MaxPool2d::from_record(r); }},
-      {"flatten", [](const LayerRecord& r) { return Flatten::from_record(r); }},
-      {"add", [](const LayerRecord& r) { return Add::from_record(r); }},
-      {"neuron", [](const LayerRecord& r) { return NeuronLayer::from_record(r); }},
-  };
+  static std::map<std::string, LayerFactory> r;  // filled by each layer's own file at start-up
   return r;
 }
-std::mutex registry_mutex;
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
 }  // namespace
 
-void register_layer_type(const std::string& type, LayerFactory factory) {
-  std::lock_guard<std::mutex> lock(registry_mutex);
+bool register_layer_type(const std::string& type, LayerFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
   registry()[type] = std::move(factory);
+  return true;
 }
 
 std::unique_ptr<Layer> layer_from_record(const LayerRecord& record) {
   LayerFactory factory;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
+    std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(record.type);
     require(it != registry().end(), where(record) + ": unknown layer type '" + record.type + "'");
     factory = it->second;

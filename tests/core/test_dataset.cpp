@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "snn/dataset.hpp"
+#include "test_util.hpp"
 #include "snn/error.hpp"
 
 namespace fs = std::filesystem;
@@ -494,4 +496,16 @@ TEST_CASE("Dataset specs: unknown formats and missing files", "[dataset]") {
   Dataset empty;
   REQUIRE_THROWS_AS(empty.sample_shape(), snn::Error);
   REQUIRE_THROWS_WITH(empty.batch_images(0, 1), Contains("out of range"));
+}
+
+TEST_CASE("SNNC_FASHION_MNIST_DIR moves where fashion-mnist:* is read from", "[dataset]") {
+  const std::string dir = snn_test::temp_path("fmnist_dir");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ::setenv("SNNC_FASHION_MNIST_DIR", dir.c_str(), 1);
+  REQUIRE(snn::fashion_mnist_dir() == dir);
+  REQUIRE_THROWS_WITH(snn::load_dataset("fashion-mnist:test"), Catch::Contains(dir + "/t10k-images-idx3-ubyte.gz"));
+  ::unsetenv("SNNC_FASHION_MNIST_DIR");
+  REQUIRE(snn::fashion_mnist_dir() == snn::kFashionMnistDir);
+  fs::remove_all(dir);
 }

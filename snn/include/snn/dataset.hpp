@@ -27,6 +27,8 @@ struct Dataset {
 
 // Where Debian's dataset-fashion-mnist package puts the files.
 constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// Where `fashion-mnist:train|test` is read from: $SNNC_FASHION_MNIST_DIR when set, else kFashionMnistDir.
+std::string fashion_mnist_dir();
 
 // Opens a dataset from a spec string:
 //   fashion-mnist:train | fashion-mnist:test         Debian's Fashion-MNIST (IDX, gzip)

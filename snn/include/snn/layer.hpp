@@ -69,8 +69,9 @@ class Layer {
 };
 
 using LayerFactory = std::function<std::unique_ptr<Layer>(const LayerRecord&)>;
-// Makes a layer type loadable from model files. Built-in types are registered already.
-void register_layer_type(const std::string& type, LayerFactory factory);
+// Makes a layer type loadable from model files. Each layer's own file registers it at start-up:
+//   namespace { const bool registered = register_layer_type("conv2d", Conv2d::from_record); }
+bool register_layer_type(const std::string& type, LayerFactory factory);
 std::unique_ptr<Layer> layer_from_record(const LayerRecord& record);
 
 }  // namespace snn

@@ -77,4 +77,8 @@ std::unique_ptr<Layer> Conv2d::from_record(const LayerRecord& r) {
   return std::make_unique<Conv2d>(r.name, s, r.tensor("weight"), it == r.tensors.end() ? Tensor() : it->second);
 }
 
+namespace {
+const bool registered_conv2d = register_layer_type("conv2d", Conv2d::from_record);
+}  // namespace
+
 }  // namespace snn

@@ -34,4 +34,9 @@ LayerRecord Add::to_record() const {
 
 std::unique_ptr<Layer> Add::from_record(const LayerRecord& r) { return std::make_unique<Add>(r.name); }
 
+namespace {
+const bool registered_flatten = register_layer_type("flatten", Flatten::from_record);
+const bool registered_add = register_layer_type("add", Add::from_record);
+}  // namespace
+
 }  // namespace snn

@@ -39,4 +39,8 @@ std::unique_ptr<Layer> Linear::from_record(const LayerRecord& r) {
   return std::make_unique<Linear>(r.name, r.tensor("weight"), it == r.tensors.end() ? Tensor() : it->second);
 }
 
+namespace {
+const bool registered_linear = register_layer_type("linear", Linear::from_record);
+}  // namespace
+
 }  // namespace snn

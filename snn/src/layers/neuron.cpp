@@ -133,4 +133,8 @@ std::unique_ptr<Layer> NeuronLayer::from_record(const LayerRecord& r) {
   return layer;
 }
 
+namespace {
+const bool registered_neuron = register_layer_type("neuron", NeuronLayer::from_record);
+}  // namespace
+
 }  // namespace snn

@@ -64,4 +64,9 @@ std::unique_ptr<Layer> MaxPool2d::from_record(const LayerRecord& r) {
   return std::make_unique<MaxPool2d>(r.name, spec_from_record(r));
 }
 
+namespace {
+const bool registered_avgpool2d = register_layer_type("avgpool2d", AvgPool2d::from_record);
+const bool registered_maxpool2d = register_layer_type("maxpool2d", MaxPool2d::from_record);
+}  // namespace
+
 }  // namespace snn

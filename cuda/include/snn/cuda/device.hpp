@@ -1,40 +1,24 @@
-// Device discovery and a small owning device buffer for the CUDA backend. Errors become snn::Error
-// naming the CUDA call and the CUDA error string.
+// The GPU the CUDA backend runs on (the current CUDA device) and raw device memory. Everything here is
+// callable from plain C++ (no CUDA headers needed); failures throw snn::Error naming the call.
 #pragma once
 #include <cstddef>
 #include <string>
-#include <vector>
 
 namespace snn::cuda {
 
 // True when a CUDA device can be used; otherwise false and *why says what is missing.
 bool device_available(std::string* why = nullptr);
 std::string device_name();
+// Waits for all queued device work; `where` names the caller in an error.
+void synchronize(const std::string& where = "cuda backend");
 
-// Float buffer in device memory. Move-only.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t count);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  float* data() { return ptr_; }
-  const float* data() const { return ptr_; }
-  size_t size() const { return count_; }
-  void upload(const float* host, size_t count);
-  void download(float* host, size_t count) const;
-  static DeviceBuffer from(const std::vector<float>& host);
-  std::vector<float> to_host() const;
-
- private:
-  float* ptr_ = nullptr;
-  size_t count_ = 0;
-};
-
-void synchronize();
+// Raw device memory. device_alloc throws (naming the size) when the device is out of memory;
+// device_free never throws and ignores null.
+void* device_alloc(size_t bytes);
+void device_free(void* p) noexcept;
+void copy_to_device(void* dst, const void* src, size_t bytes);
+void copy_to_host(void* dst, const void* src, size_t bytes);
+void copy_on_device(void* dst, const void* src, size_t bytes);
+void zero_device(void* p, size_t bytes);
 
 }  // namespace snn::cuda
