@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "bench_args.hpp"
 #include "bench_networks.hpp"
 #include "snn/backend.hpp"
 #include "snn/model_file.hpp"
@@ -24,31 +25,6 @@
 using namespace snn;
 
 namespace {
-int64_t parse_int(const std::string& opt, const std::string& v, int64_t min) {
-  size_t used = 0;
-  int64_t x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty()) throw std::runtime_error(opt + ": not an integer: '" + v + "'");
-  if (x < min) throw std::runtime_error(opt + " must be at least " + std::to_string(min) + ", got " + v);
-  return x;
-}
-
-double parse_double(const std::string& opt, const std::string& v) {
-  size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (v.empty() || used != v.size()) throw std::runtime_error(opt + ": not a number: '" + v + "'");
-  return x;
-}
-
 [[noreturn]] void usage_error(const std::string& msg) {
   throw std::runtime_error(msg + "\nusage: engine_throughput [--device cpu|cuda|auto] [--net vgg|resnet18|model PATH] "
                                  "[--model PATH] [--T 32] [--batch N] [--batches 2] [--threads 0] [--seed 1] "
@@ -78,17 +54,17 @@ int main(int argc, char** argv) try {
     } else if (a == "--device") {
       device = next();
     } else if (a == "--T") {
-      T = parse_int(a, next(), 1);
+      T = bench::parse_int(a, next(), 1);
     } else if (a == "--batch" || a == "--batch-size") {
-      batch = parse_int(a, next(), 1);
+      batch = bench::parse_int(a, next(), 1);
     } else if (a == "--batches") {
-      batches = parse_int(a, next(), 1);
+      batches = bench::parse_int(a, next(), 1);
     } else if (a == "--threads") {
-      threads = int(parse_int(a, next(), 0));
+      threads = int(bench::parse_int(a, next(), 0));
     } else if (a == "--seed") {
-      seed = parse_int(a, next(), 0);
+      seed = bench::parse_int(a, next(), 0);
     } else if (a == "--percentile") {
-      percentile = parse_double(a, next());
+      percentile = bench::parse_double(a, next());
     } else if (a == "-h" || a == "--help") {
       std::printf("see the comment at the top of bench/engine_throughput.cpp and bench/README.md\n");
       return 0;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "bench_h5.hpp"
+#include "bench_args.hpp"
 #include "bench_networks.hpp"
 #include "snn/backend.hpp"
 #include "snn/model_file.hpp"
@@ -33,31 +34,6 @@ const char* kUsage =
     "[--batch-size B]";
 
 [[noreturn]] void usage_error(const std::string& msg) { throw std::runtime_error(msg + "\n" + kUsage); }
-
-int64_t parse_int(const std::string& opt, const std::string& v, int64_t min) {
-  size_t used = 0;
-  int64_t x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (v.empty() || used != v.size()) usage_error(opt + ": not an integer: '" + v + "'");
-  if (x < min) usage_error(opt + " must be at least " + std::to_string(min) + ", got " + v);
-  return x;
-}
-
-double parse_double(const std::string& opt, const std::string& v) {
-  size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (v.empty() || used != v.size()) usage_error(opt + ": not a number: '" + v + "'");
-  return x;
-}
 
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
@@ -84,14 +60,14 @@ int main(int argc, char** argv) try {
     };
     if (a == "--net") kind = next();
     else if (a == "-o" || a == "--out") out = next();
-    else if (a == "--seed") seed = parse_int(a, next(), 0);
-    else if (a == "--percentile") percentile = parse_double(a, next());
-    else if (a == "--threshold-images") threshold_images = parse_int(a, next(), 1);
-    else if (a == "--images") n_images = parse_int(a, next(), 1);
+    else if (a == "--seed") seed = bench::parse_int(a, next(), 0);
+    else if (a == "--percentile") percentile = bench::parse_double(a, next());
+    else if (a == "--threshold-images") threshold_images = bench::parse_int(a, next(), 1);
+    else if (a == "--images") n_images = bench::parse_int(a, next(), 1);
     else if (a == "--data-out") data_out = next();
     else if (a == "--labels") labels_kind = next();
-    else if (a == "--threads") threads = int(parse_int(a, next(), 0));
-    else if (a == "--batch-size") batch_size = parse_int(a, next(), 1);
+    else if (a == "--threads") threads = int(bench::parse_int(a, next(), 0));
+    else if (a == "--batch-size") batch_size = bench::parse_int(a, next(), 1);
     else if (a == "-h" || a == "--help") {
       std::printf("%s\n", kUsage);
       return 0;

@@ -504,7 +504,7 @@ dry_run() {
   local t0=$SECONDS
   mkdir -p "$b"
   if [ -n "${SNN_GPU_DRY_BUILD:-}" ]; then
-    grep -q '^SNN_HAVE_CUDA:INTERNAL=ON\|^CMAKE_CUDA_COMPILER:' "$b/CMakeCache.txt" 2>/dev/null ||
+    grep -q '^CMAKE_CUDA_FLAGS:' "$b/CMakeCache.txt" 2>/dev/null ||
       die "SNN_GPU_DRY_BUILD=$b is not a configured CUDA build"
     if cmake --build "$b" -j"$jobs" >"$b/dry-build.log" 2>&1; then log "build OK in $((SECONDS - t0)) s (reused $b)";
     else tail -n 60 "$b/dry-build.log" >&2; log "error: the build failed"; rc=1; fi
