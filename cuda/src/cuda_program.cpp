@@ -40,10 +40,7 @@ void CudaProgram::set_neuron_bias(int node, const Tensor& bias, bool constant) {
 
 const DeviceTensor& upload_input(CudaProgram& prog, const Tensor& images, bool preprocessed) {
   const Network& net = prog.network();
-  Shape expect = {images.rank() ? images.dim(0) : 0};
-  expect.insert(expect.end(), net.input_shape().begin(), net.input_shape().end());
-  require(images.shape() == expect, "input images " + to_string(images.shape()) + " do not fit the network input " +
-                                        to_string(net.input_shape()));
+  check_input_shape(net, images);
   prog.images.upload(images);
   if (!preprocessed || net.preprocessing().identity()) return prog.images;
   const int64_t n = images.dim(0), C = images.dim(1), inner = images.numel() / std::max<int64_t>(1, n * C);

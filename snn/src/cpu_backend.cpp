@@ -220,7 +220,7 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
   const int64_t T = plan.timesteps, B = plan.batch;
   const int N = net.size();
   const Tensor x_static = plan.direct ? preprocess(net, images) : Tensor();
-  if (!plan.direct) preprocess(net, images);  // shape check only
+  if (!plan.direct) check_input_shape(net, images);
 
   CpuNeuronAccess::Shared probe_data;
   if (probe && probe->wants_ann_reference()) {

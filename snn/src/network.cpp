@@ -120,11 +120,15 @@ int64_t Network::macs_per_sample() const {
   return n;
 }
 
-Tensor preprocess(const Network& net, const Tensor& images) {
+void check_input_shape(const Network& net, const Tensor& images) {
   Shape expect = {images.rank() ? images.dim(0) : 0};
   expect.insert(expect.end(), net.input_shape().begin(), net.input_shape().end());
   require(images.shape() == expect, "input images " + to_string(images.shape()) + " do not fit the network input " +
                                         to_string(net.input_shape()));
+}
+
+Tensor preprocess(const Network& net, const Tensor& images) {
+  check_input_shape(net, images);
   const auto& p = net.preprocessing();
   if (p.identity()) return images;
   Tensor out(images.shape());

@@ -83,6 +83,8 @@ class Network {
   std::map<std::string, std::string> metadata_;
 };
 
+// Throws unless images are [N, input shape...] (every backend checks its input this way).
+void check_input_shape(const Network& net, const Tensor& images);
 // Applies the network's preprocessing to raw images [N, C, H, W] (values as the dataset gives them).
 Tensor preprocess(const Network& net, const Tensor& images);
 
