@@ -56,7 +56,8 @@ import torch.nn.functional as F
 
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 FORMAT = "snnc-network"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # written; version 1 (no ceil_mode / count_include_pad on pooling) is read too
+READ_VERSIONS = (1, 2)
 KNOWN_TYPES = ("conv2d", "linear", "avgpool2d", "maxpool2d", "flatten", "add", "neuron")
 NPY_FORMAT = "snnc-npy-export"  # directories written by bench/export_npy (numpy-only model exchange)
 NPY_FORMAT_VERSION = 1
@@ -188,7 +189,12 @@ class Model:
             ph, pw = int(nd.n("pad_h")), int(nd.n("pad_w"))
             if len(x) != 3:
                 raise ModelError(f"layer '{nd.name}': pooling expects [C, H, W], got {x}")
-            return [x[0], (x[1] + 2 * ph - kh) // sh + 1, (x[2] + 2 * pw - kw) // sw + 1]
+            ceil = bool(nd.n("ceil_mode", 0.0))
+
+            def pooled(n, k, s, p):  # PyTorch's pooling_output_shape
+                out = (n + 2 * p - k + (s - 1 if ceil else 0)) // s + 1
+                return out - 1 if ceil and (out - 1) * s >= n + p else out
+            return [x[0], pooled(x[1], kh, sh, ph), pooled(x[2], kw, sw, pw)]
         if t == "flatten":
             return [int(np.prod(x))]
         if t == "add":
@@ -250,8 +256,8 @@ def load_model(path):
         if "format" not in f.attrs or _as_str(f.attrs["format"]) != FORMAT:
             raise ModelError(f"{path}: not an snnc network file (missing format = \"{FORMAT}\")")
         version = int(_as_float(f.attrs["format_version"]))
-        if version != FORMAT_VERSION:
-            raise ModelError(f"{path}: model format version {version} not supported (reads {FORMAT_VERSION})")
+        if version not in READ_VERSIONS:
+            raise ModelError(f"{path}: model format version {version} not supported (reads {READ_VERSIONS})")
         input_shape = [int(v) for v in np.asarray(f.attrs["input_shape"]).reshape(-1)]
         count = int(_as_float(f.attrs["layer_count"]))
         mean = std = None
@@ -318,9 +324,9 @@ def load_model_npy(directory):
     if m.get("format_version") != NPY_FORMAT_VERSION:
         raise ModelError(f"{mpath}: export format version {m.get('format_version')} not supported "
                          f"(reads {NPY_FORMAT_VERSION})")
-    if int(m.get("model_format_version", FORMAT_VERSION)) != FORMAT_VERSION:
+    if int(m.get("model_format_version", FORMAT_VERSION)) not in READ_VERSIONS:
         raise ModelError(f"{mpath}: model format version {m.get('model_format_version')} not supported "
-                         f"(reads {FORMAT_VERSION})")
+                         f"(reads {READ_VERSIONS})")
     try:
         input_shape = [int(v) for v in m["input_shape"]]
         mean = std = None
@@ -720,11 +726,12 @@ class Engine:
         if t == "avgpool2d":
             return F.avg_pool2d(x, (int(nd.n("kernel_h")), int(nd.n("kernel_w"))),
                                 (int(nd.n("stride_h")), int(nd.n("stride_w"))),
-                                (int(nd.n("pad_h")), int(nd.n("pad_w"))), ceil_mode=False, count_include_pad=True)
+                                (int(nd.n("pad_h")), int(nd.n("pad_w"))), ceil_mode=bool(nd.n("ceil_mode", 0.0)),
+                                count_include_pad=bool(nd.n("count_include_pad", 1.0)))
         if t == "maxpool2d":  # ANN view only
             return F.max_pool2d(x, (int(nd.n("kernel_h")), int(nd.n("kernel_w"))),
                                 (int(nd.n("stride_h")), int(nd.n("stride_w"))),
-                                (int(nd.n("pad_h")), int(nd.n("pad_w"))))
+                                (int(nd.n("pad_h")), int(nd.n("pad_w"))), ceil_mode=bool(nd.n("ceil_mode", 0.0)))
         if t == "flatten":
             return x.reshape(x.shape[0], -1)
         if t == "add":
@@ -865,7 +872,8 @@ class Engine:
             torch.add(running, x[t], out=sums[t])
             running = sums[t]
         acc.copy_(running)  # the state carried into the next chunk
-        best = F.max_pool2d(sums.view(steps * B, C, H, W), (kh, kw), (sh, sw), (ph, pw))
+        best = F.max_pool2d(sums.view(steps * B, C, H, W), (kh, kw), (sh, sw), (ph, pw),
+                            ceil_mode=bool(nd.n("ceil_mode", 0.0)))
         Ho, Wo = best.shape[2], best.shape[3]
         best = best.view(steps, B, C, Ho, Wo)
         out = torch.empty_like(best)

@@ -70,9 +70,10 @@ Network load_network(const std::string& path) {
     if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != kFormat)
       throw Error(path + ": not an snnc network file (missing format = \"" + kFormat + "\")");
     const int64_t version = int64_t(h5::read_double_attr(file, "format_version"));
-    if (version != kModelFormatVersion)
+    if (version < kOldestModelFormatVersion || version > kModelFormatVersion)
       throw Error(path + ": model format version " + std::to_string(version) + " is not supported (this snnc " +
-                  snnc_version() + " reads version " + std::to_string(kModelFormatVersion) + ")");
+                  snnc_version() + " reads versions " + std::to_string(kOldestModelFormatVersion) + " to " +
+                  std::to_string(kModelFormatVersion) + ")");
     Network net(h5::read_int_array_attr(file, "input_shape"));
     const int64_t count = int64_t(h5::read_double_attr(file, "layer_count"));
 

@@ -5,8 +5,14 @@
 #   unsupported        unsupported_sigmoid.pt -> exit != 0, names sigmoid, nothing left in the output dir
 #   bad_mean           --mean/--std with the wrong number of values -> exit != 0, no output
 #   no_data            ReLU model without --data -> exit != 0, says to pass --data
-#   unfaithful         a model whose ANN view differs from LibTorch -> exit != 0, nothing written
-#                      (needs python3-torch to make the model; exit 77 without)
+#   unfaithful         a model whose ANN view differs from LibTorch -> exit != 0, names the layer that
+#                      departs, nothing written (needs python3-torch to make the model; exit 77 without)
+#   qcfs_flip          a QCFS model whose folded batch norm moves pre-activations across a level -> converts
+#                      (the check is per layer), and the move shows in the end-to-end figures;
+#                      --no-check skips the check and says so in the provenance
+#   model_zoo          every ReLU-family torchvision classifier (small widths), scripted and traced:
+#                      converts, matches PyTorch layer by layer, argmax equal, runs as an SNN; SiLU and
+#                      Hardswish models refused (bench/model_zoo.py; exit 77 without torchvision)
 #   fmnist_end_to_end  fmnist_tiny.pt on Fashion-MNIST: the converted ANN view's test accuracy equals
 #                      PyTorch's (fmnist_tiny.json) within 0.1 pt; exit 77 (skip) without the dataset
 #   no_torch           snnc built without LibTorch: convert exists and says why it cannot run
@@ -135,6 +141,52 @@ EOF
   "$snnc" convert "$work/fake_qcfs.pt" -o "$out/model.snn.h5" --input-shape 1,12,12 \
     >"$work/stdout.txt" 2>"$work/stderr.txt"
   expect_failure_without_output $? "$work/stderr.txt" "faithfulness check failed"
+  grep -q "layer '1' (neuron) departs" "$work/stderr.txt" || fail "the failing layer is not named"
+  ;;
+qcfs_flip)
+  "$PY" -c "import torch" 2>/dev/null || { echo "python3-torch not available: skipped"; exit 77; }
+  cat >"$work/make_flip.py" <<'EOF'
+import sys, torch, torch.nn as nn
+class QCFS(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.thresh = nn.Parameter(torch.tensor(1.0))
+        self.L = 4
+    def forward(self, x):
+        x = torch.clamp(x / self.thresh, 0, 1)
+        return torch.floor(x * self.L + 0.5) / self.L * self.thresh
+torch.manual_seed(0)
+conv, bn = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+with torch.no_grad():
+    # Pre-BN values near 4000 (float spacing 2.4e-4) that BN shifts back to [-5, 5]: PyTorch rounds at 4000,
+    # the folded layer does not, so some values land on the other side of a QCFS step.
+    conv.bias.fill_(4000.0)
+    bn.running_mean.fill_(4000.0)
+    bn.running_var.fill_(0.25)
+m = nn.Sequential(conv, bn, QCFS(), nn.Conv2d(16, 8, 3, padding=1), QCFS(), nn.Flatten(),
+                  nn.Linear(8 * 16 * 16, 10)).eval()
+torch.jit.script(m).save(sys.argv[1])
+EOF
+  "$PY" "$work/make_flip.py" "$work/flip.pt" >"$work/python.txt" 2>&1 || fail "cannot write the model"
+  "$snnc" convert "$work/flip.pt" -o "$out/flip.snn.h5" --input-shape 3,16,16 --json \
+    >"$work/stdout.txt" 2>"$work/stderr.txt" || fail "convert refused a faithful QCFS import"
+  [ "$(json_get "$work/stdout.txt" "d['faithfulness']['passed']")" = True ] || fail "not reported as passed"
+  [ "$(json_get "$work/stdout.txt" "d['faithfulness']['worst_drift_moved_fraction'] > 0")" = True ] ||
+    fail "no QCFS level moved: the model does not test what it should"
+  [ "$(json_get "$work/stdout.txt" "d['faithfulness']['output_max_abs_diff'] > 1e-4")" = True ] ||
+    fail "the logits moved less than the old absolute yardstick: the model does not test what it should"
+  "$snnc" convert "$work/flip.pt" -o "$out/unchecked.snn.h5" --input-shape 3,16,16 --no-check \
+    >"$work/stdout2.txt" 2>"$work/stderr2.txt" || fail "--no-check failed"
+  "$snnc" info "$out/unchecked.snn.h5" --json >"$work/info.json" 2>&1 || fail "snnc info failed"
+  [ "$(json_get "$work/info.json" "d['metadata']['faithfulness']")" = "not checked (--no-check)" ] ||
+    fail "--no-check is not recorded in the provenance"
+  "$snnc" info "$out/flip.snn.h5" >"$work/info.txt" 2>&1 || fail "snnc info failed"
+  grep -q "faithfulness .*layers checked against LibTorch" "$work/info.txt" || fail "info does not show the check"
+  ;;
+model_zoo)
+  "$PY" -c "import torchvision, h5py" 2>/dev/null || { echo "torchvision or h5py not available: skipped"; exit 77; }
+  "$PY" "$(dirname "$0")/../../bench/model_zoo.py" --snnc "$snnc" --work "$work/zoo" >"$work/zoo.txt" 2>"$work/zoo_err.txt" ||
+    fail "model zoo: $(tail -1 "$work/zoo.txt")"
   ;;
 no_torch)
   "$snnc" convert "$fixtures/seq_scripted.pt" -o "$out/model.snn.h5" >"$work/stdout.txt" 2>"$work/stderr.txt"

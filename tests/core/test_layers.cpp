@@ -195,3 +195,196 @@ TEST_CASE("shape errors name the layer", "[layers]") {
   REQUIRE_THROWS_WITH(net.add(std::make_unique<Linear>("fc", random_tensor({10, 100}, rng))),
                       Catch::Contains("fc") && Catch::Contains("192"));
 }
+
+namespace {
+// PyTorch's documented output size (dilation 1), written out independently of the layer.
+int64_t ref_pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  const int64_t span = in + 2 * p - k;
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;  // the last window must start inside input or left padding
+  return out;
+}
+
+struct PoolRef {
+  std::vector<double> avg;
+  std::vector<float> max;
+};
+
+// Naive pooling over [P, H, W] planes: visit every kernel tap; taps inside the padded input count in the
+// divisor when count_include_pad, taps inside the input are summed and counted otherwise.
+PoolRef ref_pool(const Tensor& x, int64_t P, int64_t H, int64_t W, const PoolSpec& s) {
+  const int64_t ho = ref_pooled_size(H, s.kernel_h, s.stride_h, s.pad_h, s.ceil_mode);
+  const int64_t wo = ref_pooled_size(W, s.kernel_w, s.stride_w, s.pad_w, s.ceil_mode);
+  PoolRef r;
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t oy = 0; oy < ho; ++oy)
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        double sum = 0;
+        int64_t padded = 0, inside = 0;
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t ky = 0; ky < s.kernel_h; ++ky)
+          for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+            const int64_t iy = oy * s.stride_h - s.pad_h + ky, ix = ox * s.stride_w - s.pad_w + kx;
+            if (iy < -s.pad_h || iy >= H + s.pad_h || ix < -s.pad_w || ix >= W + s.pad_w) continue;
+            ++padded;
+            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+            ++inside;
+            sum += x[(p * H + iy) * W + ix];
+            m = std::max(m, x[(p * H + iy) * W + ix]);
+          }
+        r.avg.push_back(sum / double(s.count_include_pad ? padded : inside));
+        r.max.push_back(m);
+      }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("pooling with ceil_mode and count_include_pad matches naive pooling", "[layers]") {
+  std::mt19937 rng(30);
+  int checked_partial = 0;
+  for (int trial = 0; trial < 64; ++trial) {
+    PoolSpec s;
+    s.kernel_h = 2 + trial % 2;
+    s.kernel_w = 2 + (trial / 2) % 3;
+    s.stride_h = 1 + (trial / 3) % 3;
+    s.stride_w = 2 + (trial / 5) % 2;
+    s.pad_h = (trial / 7) % 2;
+    s.pad_w = (trial / 11) % 2;
+    s.ceil_mode = trial % 4 != 3;
+    s.count_include_pad = (trial / 2) % 2 == 0;
+    const int64_t H = 4 + trial % 5, W = 5 + (trial / 3) % 4, C = 2, N = 2;
+    INFO("trial " << trial << " k " << s.kernel_h << "x" << s.kernel_w << " s " << s.stride_h << "," << s.stride_w
+                  << " p " << s.pad_h << "," << s.pad_w << " ceil " << s.ceil_mode << " cip " << s.count_include_pad
+                  << " in " << H << "x" << W);
+    AvgPool2d avg("avg", s);
+    MaxPool2d mx("max", s);
+    const Shape os = avg.output_shape({{C, H, W}});
+    REQUIRE(os == Shape{C, ref_pooled_size(H, s.kernel_h, s.stride_h, s.pad_h, s.ceil_mode),
+                        ref_pooled_size(W, s.kernel_w, s.stride_w, s.pad_w, s.ceil_mode)});
+    REQUIRE(mx.output_shape({{C, H, W}}) == os);
+    const PoolGeometry g = avg.geometry(H, W);
+    REQUIRE((g.out_h == os[1] && g.out_w == os[2]));
+    if (s.ceil_mode && (os[1] != ref_pooled_size(H, s.kernel_h, s.stride_h, s.pad_h, false) ||
+                        os[2] != ref_pooled_size(W, s.kernel_w, s.stride_w, s.pad_w, false)))
+      ++checked_partial;
+    Tensor x = random_tensor({N, C, H, W}, rng), ya, ym;
+    snn_test::ann(avg, {&x}, ya);
+    snn_test::ann(mx, {&x}, ym);
+    REQUIRE(ya.shape() == Shape{N, C, os[1], os[2]});
+    REQUIRE(ym.shape() == ya.shape());
+    const PoolRef ref = ref_pool(x, N * C, H, W, s);
+    for (int64_t i = 0; i < ya.numel(); ++i) {
+      REQUIRE(ya[i] == Approx(ref.avg[size_t(i)]).margin(2e-6));
+      REQUIRE(ym[i] == ref.max[size_t(i)]);
+    }
+  }
+  REQUIRE(checked_partial > 10);  // the cases exercise partial last windows
+}
+
+TEST_CASE("default pooling computes exactly what it did before ceil_mode existed", "[layers]") {
+  // The floor-mode, count_include_pad kernel summed the in-bounds taps in row-major order in float and
+  // divided by float(kernel area): models converted before must give the same bits.
+  std::mt19937 rng(31);
+  const PoolSpec specs[] = {{2, 2, 2, 2, 0, 0}, {3, 3, 2, 2, 1, 1}, {3, 2, 1, 2, 1, 0}, {2, 2, 1, 1, 1, 1}};
+  for (const PoolSpec& s : specs) {
+    const int64_t H = 7, W = 9;
+    Tensor x = random_tensor({2, 3, H, W}, rng), y;
+    AvgPool2d avg("avg", s);
+    snn_test::ann(avg, {&x}, y);
+    const int64_t ho = (H + 2 * s.pad_h - s.kernel_h) / s.stride_h + 1;
+    const int64_t wo = (W + 2 * s.pad_w - s.kernel_w) / s.stride_w + 1;
+    REQUIRE(y.shape() == Shape{2, 3, ho, wo});
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t oy = 0; oy < ho; ++oy)
+        for (int64_t ox = 0; ox < wo; ++ox) {
+          float acc = 0.0f;
+          for (int64_t ky = 0; ky < s.kernel_h; ++ky)
+            for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+              const int64_t iy = oy * s.stride_h - s.pad_h + ky, ix = ox * s.stride_w - s.pad_w + kx;
+              if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc += x[(p * H + iy) * W + ix];
+            }
+          REQUIRE(y[(p * ho + oy) * wo + ox] == acc / float(s.kernel_h * s.kernel_w));
+        }
+  }
+}
+
+TEST_CASE("adaptive average pooling matches naive uneven windows", "[layers]") {
+  std::mt19937 rng(32);
+  const std::vector<std::pair<Shape, Shape>> cases = {  // {H, W} -> {out_h, out_w}
+      {{5, 5}, {3, 3}}, {{7, 7}, {3, 3}}, {{2, 2}, {7, 7}}, {{1, 1}, {6, 6}}, {{6, 6}, {6, 6}},
+      {{10, 10}, {4, 4}}, {{5, 7}, {3, 2}}, {{9, 4}, {4, 6}}, {{7, 3}, {1, 1}}};
+  for (const auto& [in, out] : cases) {
+    INFO(in[0] << "x" << in[1] << " -> " << out[0] << "x" << out[1]);
+    const int64_t H = in[0], W = in[1], C = 3, N = 2;
+    AdaptiveAvgPool2d layer("gap", out[0], out[1]);
+    REQUIRE(layer.output_shape({{C, H, W}}) == Shape{C, out[0], out[1]});
+    Tensor x = random_tensor({N, C, H, W}, rng), y;
+    snn_test::ann(layer, {&x}, y);
+    REQUIRE(y.shape() == Shape{N, C, out[0], out[1]});
+    for (int64_t p = 0; p < N * C; ++p)
+      for (int64_t oy = 0; oy < out[0]; ++oy)
+        for (int64_t ox = 0; ox < out[1]; ++ox) {
+          // Window [floor(o·in/out), ceil((o+1)·in/out)) per axis, in floating point.
+          const int64_t y0 = int64_t(std::floor(double(oy) * H / out[0]));
+          const int64_t y1 = int64_t(std::ceil(double(oy + 1) * H / out[0]));
+          const int64_t x0 = int64_t(std::floor(double(ox) * W / out[1]));
+          const int64_t x1 = int64_t(std::ceil(double(ox + 1) * W / out[1]));
+          double sum = 0;
+          for (int64_t iy = y0; iy < y1; ++iy)
+            for (int64_t ix = x0; ix < x1; ++ix) sum += x[(p * H + iy) * W + ix];
+          REQUIRE(y[(p * out[0] + oy) * out[1] + ox] == Approx(sum / double((y1 - y0) * (x1 - x0))).margin(2e-6));
+        }
+  }
+  // Linear, so the SNN view is the ANN view of each step.
+  AdaptiveAvgPool2d layer("gap", 3, 2);
+  REQUIRE(layer.preserves_events());
+  REQUIRE_FALSE(layer.stateful());
+  REQUIRE_THROWS_WITH(AdaptiveAvgPool2d("gap0", 0, 2), Catch::Contains("gap0"));
+  REQUIRE_THROWS_WITH(layer.output_shape({{12}}), Catch::Contains("'gap'") && Catch::Contains("[C, H, W]"));
+}
+
+TEST_CASE("spiking max pooling with ceil_mode windows: output count = the largest input count", "[layers]") {
+  std::mt19937 rng(33);
+  std::bernoulli_distribution fire(0.35);
+  PoolSpec s{3, 3, 2, 2, 1, 1};
+  s.ceil_mode = true;
+  MaxPool2d pool("pool", s);
+  const Shape in = {2, 6, 5};
+  const Shape os = pool.output_shape({in});
+  REQUIRE(os == Shape{2, 4, 3});  // floor mode would give 3x3
+  const int64_t T = 9, B = 2, per_in = numel_of(in), per_out = numel_of(os);
+  Tensor x({T * B, 2, 6, 5});
+  for (auto& v : x.values()) v = fire(rng) ? 1.0f : 0.0f;
+  snn_test::CpuRun k(pool, {in}, B);
+  std::vector<float> in_sum(size_t(B * per_in), 0.0f), out_sum(size_t(B * per_out), 0.0f);
+  for (int64_t t0 = 0; t0 < T; t0 += 4) {
+    const int64_t steps = std::min<int64_t>(4, T - t0);
+    Tensor chunk = x.slice0(t0 * B, steps * B), y;
+    k.snn({&chunk}, y, StepChunk{t0, steps, B});
+    REQUIRE(y.shape() == Shape{steps * B, 2, 4, 3});
+    for (int64_t t = 0; t < steps; ++t) {
+      for (int64_t i = 0; i < B * per_in; ++i) in_sum[size_t(i)] += chunk[t * B * per_in + i];
+      for (int64_t i = 0; i < B * per_out; ++i) {
+        REQUIRE((y[t * B * per_out + i] == 0.0f || y[t * B * per_out + i] == 1.0f));
+        out_sum[size_t(i)] += y[t * B * per_out + i];
+      }
+      const PoolRef ref = ref_pool(Tensor({B, 2, 6, 5}, in_sum), B * 2, 6, 5, s);
+      for (int64_t i = 0; i < B * per_out; ++i) REQUIRE(out_sum[size_t(i)] == ref.max[size_t(i)]);
+    }
+  }
+}
+
+TEST_CASE("pooling attributes: errors and summaries", "[layers]") {
+  PoolSpec s{2, 2, 3, 3, 1, 1};
+  s.ceil_mode = true;
+  s.count_include_pad = false;
+  AvgPool2d avg("avgc", s);
+  REQUIRE(avg.summary().find("ceil") != std::string::npos);
+  REQUIRE(avg.summary().find("count_include_pad=0") != std::string::npos);
+  REQUIRE(AvgPool2d("plain", PoolSpec{}).summary() == "k2x2 s2 p0");
+  // ceil_mode drops a last window that would start in the right padding: 4 + 2 - 2 = 4, ceil(4/3) + 1 = 3,
+  // but window 2 would start at 2·3 − 1 = 5 ≥ 4 + 1.
+  REQUIRE(avg.output_shape({{1, 4, 4}}) == Shape{1, 2, 2});
+  REQUIRE_THROWS_WITH(AvgPool2d("tiny", PoolSpec{3, 3, 1, 1, 0, 0}).output_shape({{1, 2, 5}}),
+                      Catch::Contains("tiny") && Catch::Contains("smaller than the pooling window"));
+}

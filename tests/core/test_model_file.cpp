@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #include "test_util.hpp"
@@ -120,4 +121,137 @@ TEST_CASE("damaged model files give clear errors", "[model_file]") {
 TEST_CASE("saving into a missing directory fails and leaves nothing", "[model_file]") {
   const Network net = calibrated_network();
   REQUIRE_THROWS_WITH(save_network(net, snn_test::temp_path("no_such_dir/x.snn.h5")), Catch::Contains("does not exist"));
+}
+
+namespace {
+// Every layer type and attribute added in format version 2.
+Network version2_network() {
+  std::mt19937 rng(21);
+  using snn_test::random_tensor;
+  Network net({2, 7, 7});
+  net.add(std::make_unique<Conv2d>("conv1", Conv2dSpec{2, 4, 3, 3, 1, 1, 1, 1, 1}, random_tensor({4, 2, 3, 3}, rng)));
+  const int if1 = net.add(std::make_unique<NeuronLayer>("if1", 4, std::vector<float>{1.0f}));
+  PoolSpec avg{3, 3, 2, 2, 1, 1};
+  avg.ceil_mode = true;
+  avg.count_include_pad = false;
+  const int a = net.add(std::make_unique<AvgPool2d>("avg", avg), {if1});
+  PoolSpec mx{2, 2, 2, 2, 0, 0};
+  mx.ceil_mode = true;
+  const int m = net.add(std::make_unique<MaxPool2d>("max", mx), {if1});
+  net.add(std::make_unique<ChannelGather>("mix", 2, std::vector<int64_t>{0, 1, 0, 1, 1, 0},
+                                          std::vector<int64_t>{0, 0, 3, 2, 1, 2}),
+          {a, m});
+  // A scale that is not a short decimal: the float must come back bit for bit.
+  net.add(std::make_unique<UpsampleNearest>("up", UpsampleSpec{9, 7, float(4.0 / 9.0), float(1.0 / 1.7), true}));
+  const std::vector<float> mean = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f}, var = {1.1f, 0.9f, 0.3f, 2.0f, 1.0f, 0.7f},
+                           beta = {0.0f, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
+  net.add(std::make_unique<ChannelAffine>(ChannelAffine::from_batch_norm("bn", mean, var, {}, beta, 1e-5)));
+  net.add(std::make_unique<AdaptiveAvgPool2d>("gap", 3, 2));
+  net.add(std::make_unique<Flatten>("flat"));
+  net.add(std::make_unique<Linear>("fc", random_tensor({5, 36}, rng), random_tensor({5}, rng)));
+  return net;
+}
+
+void require_same_records(const Network& a, const Network& b) {
+  REQUIRE(a.size() == b.size());
+  for (int i = 0; i < a.size(); ++i) {
+    INFO("layer " << a.layer(i).name());
+    REQUIRE(a.inputs(i) == b.inputs(i));
+    REQUIRE(a.output_shape(i) == b.output_shape(i));
+    REQUIRE(a.layer(i).summary() == b.layer(i).summary());
+    const LayerRecord ra = a.layer(i).to_record(), rb = b.layer(i).to_record();
+    REQUIRE(ra.type == rb.type);
+    REQUIRE(ra.numbers == rb.numbers);
+    REQUIRE(ra.strings == rb.strings);
+    REQUIRE(ra.tensors.size() == rb.tensors.size());
+    for (const auto& [k, t] : ra.tensors) {
+      REQUIRE(rb.tensors.at(k).shape() == t.shape());
+      REQUIRE(rb.tensors.at(k).values() == t.values());
+    }
+  }
+}
+
+int64_t file_version(const std::string& path) {
+  H5::H5File f(path, H5F_ACC_RDONLY);
+  int64_t v = 0;
+  f.openAttribute("format_version").read(H5::PredType::NATIVE_INT64, &v);
+  return v;
+}
+
+void set_file_version(const std::string& path, int64_t v) {
+  H5::H5File f(path, H5F_ACC_RDWR);
+  f.removeAttr("format_version");
+  f.createAttribute("format_version", H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR))
+      .write(H5::PredType::NATIVE_INT64, &v);
+}
+}  // namespace
+
+TEST_CASE("model file round trip of the version-2 layers is bit-identical", "[model_file]") {
+  const Network net = version2_network();
+  const std::string path = snn_test::temp_path("v2.snn.h5");
+  save_network(net, path);
+  REQUIRE(file_version(path) == kModelFormatVersion);
+  REQUIRE(kModelFormatVersion == 2);
+  const Network back = load_network(path);
+  require_same_records(net, back);
+  const auto& up = static_cast<const UpsampleNearest&>(back.layer(back.find("up")));
+  REQUIRE(up.spec().scale_w == float(1.0 / 1.7));
+  REQUIRE(up.spec().exact);
+  const auto& avg = static_cast<const AvgPool2d&>(back.layer(back.find("avg")));
+  REQUIRE((avg.spec().ceil_mode && !avg.spec().count_include_pad));
+  REQUIRE(static_cast<const MaxPool2d&>(back.layer(back.find("max"))).spec().ceil_mode);
+  REQUIRE(static_cast<const ChannelGather&>(back.layer(back.find("mix"))).source_channel() ==
+          std::vector<int64_t>{0, 0, 3, 2, 1, 2});
+  // The same network: the same numbers.
+  std::mt19937 rng(22);
+  const Tensor x = snn_test::random_tensor({3, 2, 7, 7}, rng, 0.0f, 1.0f);
+  CpuBackend cpu(2);
+  REQUIRE(cpu.forward_ann(back, x).values() == cpu.forward_ann(net, x).values());
+}
+
+TEST_CASE("a version-1 model file still loads, with PyTorch's pooling defaults", "[model_file]") {
+  const Network net = calibrated_network();  // avg and max pooling, floor mode, padding counted
+  const std::string path = snn_test::temp_path("v1.snn.h5");
+  save_network(net, path);
+  {  // What version 1 wrote: no ceil_mode / count_include_pad attributes.
+    set_file_version(path, 1);
+    H5::H5File f(path, H5F_ACC_RDWR);
+    H5::Group layers = f.openGroup("layers");
+    int stripped = 0;
+    for (hsize_t i = 0; i < layers.getNumObjs(); ++i) {
+      H5::Group g = layers.openGroup(layers.getObjnameByIdx(i));
+      for (const char* key : {"n:ceil_mode", "n:count_include_pad"})
+        if (g.attrExists(key)) {
+          g.removeAttr(key);
+          ++stripped;
+        }
+    }
+    REQUIRE(stripped == 2);  // the one max pooling layer of calibrated_network
+  }
+  const Network back = load_network(path);
+  require_same_records(net, back);
+  SECTION("a future version is refused, naming both") {
+    set_file_version(path, 3);
+    REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("version 3") && Catch::Contains("versions 1 to 2"));
+  }
+  SECTION("version 0 is refused") {
+    set_file_version(path, 0);
+    REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("version 0"));
+  }
+}
+
+TEST_CASE("damaged version-2 records give clear errors", "[model_file]") {
+  const Network net = version2_network();
+  const std::string path = snn_test::temp_path("v2bad.snn.h5");
+  save_network(net, path);
+  {
+    H5::H5File f(path, H5F_ACC_RDWR);
+    H5::Group g = f.openGroup("layers/0004");  // the gather
+    g.unlink("source_channel");
+    hsize_t dims[1] = {6};
+    const float bad[6] = {0, 0, 3, 2, 1.5f, 2};
+    g.createDataSet("source_channel", H5::PredType::NATIVE_FLOAT, H5::DataSpace(1, dims))
+        .write(bad, H5::PredType::NATIVE_FLOAT);
+  }
+  REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("mix") && Catch::Contains("non-integer"));
 }

@@ -1,6 +1,7 @@
 // snnc convert MODEL.pt -o OUT.snn.h5 [--data CALIB]: import a TorchScript CNN (BN folded), set the
-// thresholds of its ReLU neurons from calibration data, check the import against LibTorch's own forward,
-// and save the spiking network with its provenance. Nothing is written unless every step succeeded.
+// thresholds of its ReLU neurons from calibration data, check the import against LibTorch layer by layer
+// (faithfulness.hpp), and save the spiking network with its provenance. Nothing is written unless every
+// step succeeded.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "snn/model_file.hpp"
 
 #ifdef SNN_HAVE_TORCH
+#include "snn/conversion/faithfulness.hpp"
 #include "snn/conversion/thresholds.hpp"
 #include "snn/conversion/torch_import.hpp"
 #endif
@@ -32,13 +34,16 @@ struct ConvertArgs {
   std::string reset = "subtract";
   float v_init = 0.5f;
   bool limit_given = false;
+  bool no_check = false;
+  double check_tolerance = 1e-3;
+  double check_moved = 1e-3;
+  int64_t check_images = 16;
   RunOptions run;
 };
 
 constexpr int64_t kDefaultCalibrationImages = 1000;
-constexpr int64_t kCheckImages = 256;   // real images for the faithfulness check
-constexpr int64_t kRandomInputs = 16;  // without --data: N(0,1) inputs
-constexpr double kFaithfulTolerance = 1e-4;
+constexpr int64_t kOutputCheckImages = 256;  // images for the end-to-end (logits, argmax) comparison
+constexpr int64_t kRandomInputs = 16;        // without --data: N(0,1) inputs
 
 #ifdef SNN_HAVE_TORCH
 
@@ -100,9 +105,35 @@ void run_convert(const ConvertArgs& a) {
   io.neuron.beta = io.neuron.model == snn::NeuronModel::LIF ? a.beta : 1.0f;
   io.neuron.reset = snn::parse_reset(a.reset);
   io.neuron.v_init = a.v_init;
+  if (!(a.check_tolerance >= 0)) throw snn::Error("--check-tolerance must be >= 0");
+  if (!(a.check_moved >= 0 && a.check_moved <= 1)) throw snn::Error("--check-moved must be a fraction in [0, 1]");
+  if (a.check_images <= 0) throw snn::Error("--check-images must be positive");
+
+  // The faithfulness check's inputs, preprocessed as the model sees them: real images where given.
+  const snn::Preprocessing pre = make_preprocessing(a, io.input_shape);
+  snn::Network shape_only(io.input_shape);
+  shape_only.set_preprocessing(pre);
+  snn::Tensor check_inputs;
+  std::string inputs_text;
+  if (data) {
+    const int64_t n = std::min<int64_t>(kOutputCheckImages, data->size());
+    check_inputs = snn::preprocess(shape_only, data->batch_images(0, n));
+    inputs_text = std::to_string(n) + " images of " + a.data;
+  } else {
+    snn::Shape s = {kRandomInputs};
+    s.insert(s.end(), io.input_shape.begin(), io.input_shape.end());
+    check_inputs = snn::Tensor(s);
+    std::mt19937 rng(0);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (int64_t i = 0; i < check_inputs.numel(); ++i) check_inputs[i] = nd(rng);
+    inputs_text = std::to_string(kRandomInputs) + " random N(0,1) inputs (no --data given)";
+  }
+  const int64_t layer_images = std::min(a.check_images, check_inputs.dim(0));
+  if (!a.no_check) io.reference_inputs = check_inputs.slice0(0, layer_images);
+
   ImportReport report;
   snn::Network net = import_torchscript(a.model, io, &report);
-  net.set_preprocessing(make_preprocessing(a, io.input_shape));
+  net.set_preprocessing(pre);
 
   // Thresholds of ReLU neurons come from data; clip and QCFS layers carry theirs.
   if (needs_data_thresholds(net) && !data)
@@ -127,34 +158,19 @@ void run_convert(const ConvertArgs& a) {
                 " images of " + a.data;
   }
 
-  // Faithfulness: the ANN view must reproduce LibTorch's forward of the same file. Compared on
-  // preprocessed inputs, so the copy checked has no preprocessing of its own.
-  snn::Tensor inputs;
-  std::string inputs_text;
-  if (data) {
-    const int64_t n = std::min<int64_t>(kCheckImages, data->size());
-    inputs = snn::preprocess(net, data->batch_images(0, n));
-    inputs_text = std::to_string(n) + " images of " + a.data;
-  } else {
-    snn::Shape s = {kRandomInputs};
-    s.insert(s.end(), io.input_shape.begin(), io.input_shape.end());
-    inputs = snn::Tensor(s);
-    std::mt19937 rng(0);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t i = 0; i < inputs.numel(); ++i) inputs[i] = nd(rng);
-    inputs_text = std::to_string(kRandomInputs) + " random N(0,1) inputs (no --data given)";
+  // Faithfulness: every layer against LibTorch's own values, then the logits end to end.
+  FaithfulnessReport check;
+  if (!a.no_check) {
+    FaithfulnessOptions fo;
+    fo.tolerance = a.check_tolerance;
+    fo.max_moved_fraction = a.check_moved;
+    check = check_layers(net, io.reference_inputs, report.references, *backend, fo);
+    compare_outputs(net, check_inputs, torchscript_forward(a.model, check_inputs), *backend, check);
+    if (!check.passed())
+      throw snn::Error("faithfulness check failed: " + check.failure() + " (" + inputs_text +
+                       "); the import is not faithful, nothing written. If you know the difference is "
+                       "harmless: --check-tolerance / --check-moved, or --no-check");
   }
-  snn::Network check = net;
-  check.set_preprocessing({});
-  const snn::Tensor ours = backend->forward_ann(check, inputs);
-  const snn::Tensor ref = torchscript_forward(a.model, inputs);
-  if (ours.shape() != ref.shape())
-    throw snn::Error("faithfulness check failed: the ANN view gives outputs " + snn::to_string(ours.shape()) +
-                     ", LibTorch " + snn::to_string(ref.shape()) + "; nothing written");
-  const double diff = snn::max_abs_diff(ours, ref);
-  if (!(diff < kFaithfulTolerance))
-    throw snn::Error("faithfulness check failed: max |ANN view - LibTorch| = " + fmt(diff) + " on " + inputs_text +
-                     " (must be < " + fmt(kFaithfulTolerance) + "); the import is not faithful, nothing written");
 
   auto& md = net.metadata();
   md["source_model"] = a.model;
@@ -164,8 +180,19 @@ void run_convert(const ConvertArgs& a) {
   md["batchnorms_folded"] = std::to_string(report.batchnorms_folded);
   md["neuron"] = a.neuron + (io.neuron.model == snn::NeuronModel::LIF ? " beta " + fmt(io.neuron.beta) : "") +
                  ", reset " + a.reset + ", v_init " + fmt(a.v_init);
-  md["faithfulness_max_abs_diff"] = fmt(diff);
-  md["faithfulness_inputs"] = inputs_text;
+  if (a.no_check) {
+    md["faithfulness"] = "not checked (--no-check)";
+  } else {
+    md["faithfulness"] = check.summary();
+    md["faithfulness_inputs"] = inputs_text;
+    md["faithfulness_tolerance"] = "relative " + fmt(a.check_tolerance) + ", quantised moved fraction " + fmt(a.check_moved);
+    md["faithfulness_worst_rel_error"] = fmt(check.worst_rel_diff) + " at '" + check.worst_layer + "'";
+    md["faithfulness_argmax_agreement"] = std::to_string(check.argmax_agree) + "/" + std::to_string(check.output_images);
+    md["faithfulness_logits_max_abs_diff"] = fmt(check.output_max_abs_diff);
+    if (check.quantised_layers)
+      md["faithfulness_quantised_moved"] = fmt(check.worst_moved_fraction) + " per layer, " +
+                                           fmt(check.worst_drift_moved_fraction) + " end to end";
+  }
   md["command_line"] = command_line();
   snn::save_network(net, a.out);
 
@@ -199,7 +226,36 @@ void run_convert(const ConvertArgs& a) {
                                  {"threshold", l.threshold()},
                                  {"neurons", snn::numel_of(net.output_shape(i))}});
     }
-    j["faithfulness"] = {{"max_abs_diff", diff}, {"inputs", inputs_text}, {"tolerance", kFaithfulTolerance}, {"passed", true}};
+    if (a.no_check) {
+      j["faithfulness"] = {{"checked", false}};
+    } else {
+      nlohmann::json layers = nlohmann::json::array();
+      for (const auto& f : check.nodes)
+        layers.push_back({{"layer", f.name},           {"type", f.type},
+                          {"checked", f.checked},      {"quantised", f.quantised},
+                          {"scale", f.scale},          {"max_abs_diff", f.max_abs_diff},
+                          {"rel_diff", f.rel_diff},    {"moved_fraction", f.moved_fraction},
+                          {"drift_rel", f.drift_rel},  {"drift_moved_fraction", f.drift_moved_fraction}});
+      j["faithfulness"] = {{"checked", true},
+                           {"passed", check.passed()},
+                           {"inputs", inputs_text},
+                           {"layer_images", check.layer_images},
+                           {"tolerance", a.check_tolerance},
+                           {"max_moved_fraction", a.check_moved},
+                           {"layers_checked", check.checked},
+                           {"layers_unchecked", check.unchecked},
+                           {"worst_rel_diff", check.worst_rel_diff},
+                           {"worst_layer", check.worst_layer},
+                           {"quantised_layers", check.quantised_layers},
+                           {"worst_moved_fraction", check.worst_moved_fraction},
+                           {"worst_drift_moved_fraction", check.worst_drift_moved_fraction},
+                           {"output_images", check.output_images},
+                           {"output_max_abs_diff", check.output_max_abs_diff},
+                           {"output_rel_diff", check.output_rel_diff},
+                           {"argmax_agree", check.argmax_agree},
+                           {"layers", layers}};
+    }
+    j["macs_per_image"] = net.macs_per_sample();
     j["notes"] = notes;
     j["torchscript_ops"] = report.ops;
     print_json(j);
@@ -228,8 +284,10 @@ void run_convert(const ConvertArgs& a) {
     std::printf("    %-28s %-10s theta %s\n", l.name().c_str(), act.c_str(), theta_text(l).c_str());
   }
   for (const auto& n : notes) std::printf("  note: %s\n", n.c_str());
-  std::printf("  faithfulness: max |ANN view - LibTorch| = %.3g on %s (< %g: ok)\n", diff, inputs_text.c_str(),
-              kFaithfulTolerance);
+  if (a.no_check)
+    std::printf("  faithfulness: not checked (--no-check)\n");
+  else
+    std::printf("  faithfulness: ok: %s (%s)\n", check.summary().c_str(), inputs_text.c_str());
 }
 
 #else
@@ -265,6 +323,15 @@ void register_convert(CLI::App& app) {
   cmd->add_option("--reset", args->reset, "Reset after a spike: subtract or zero")
       ->check(CLI::IsMember({"subtract", "zero"}));
   cmd->add_option("--v-init", args->v_init, "Initial membrane potential as a fraction of the threshold (default 0.5)");
+  cmd->add_flag("--no-check", args->no_check, "Skip the faithfulness check against LibTorch (not recommended)");
+  cmd->add_option("--check-tolerance", args->check_tolerance,
+                   "Faithfulness: largest difference from LibTorch per layer, relative to the layer's largest "
+                   "value (default 1e-3)");
+  cmd->add_option("--check-moved", args->check_moved,
+                  "Faithfulness: largest fraction of a quantised (QCFS) layer's outputs that may move by a level "
+                  "(default 1e-3)");
+  cmd->add_option("--check-images", args->check_images,
+                  "Faithfulness: images for the layer-by-layer check (default 16; logits are compared on up to 256)");
   add_run_options(cmd, args->run);
   cmd->callback([args, cmd] {
     args->limit_given = cmd->count("--limit") > 0;

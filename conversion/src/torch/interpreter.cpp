@@ -190,14 +190,43 @@ snn::Network Interpreter::run(torch::jit::Module& module) {
   root.class_name = short_class_name(module.type());
   root.function = root.class_name + ".forward";
   root.leaf = module.children().size() == 0;
-  std::vector<Val> outs = call_graph(*graph, {Val::constant(module._ivalue()), Val::activation(0)}, std::move(root));
+  Val image = Val::activation(0);
+  if (!opts_.reference_inputs.empty()) {
+    const snn::Tensor& x = opts_.reference_inputs;
+    snn::Shape expect = {x.rank() ? x.dim(0) : 0};
+    expect.insert(expect.end(), opts_.input_shape.begin(), opts_.input_shape.end());
+    if (x.shape() != expect || x.dim(0) == 0)
+      throw ImportError(file_ + ": reference inputs " + snn::to_string(x.shape()) + " do not fit the input shape " +
+                        snn::to_string(opts_.input_shape));
+    reference_inputs_ = torch::from_blob(const_cast<float*>(x.data()), x.shape(), torch::kFloat).clone();
+    image.real = reference_inputs_;
+  }
+  std::vector<Val> outs = call_graph(*graph, {Val::constant(module._ivalue()), image}, std::move(root));
 
   Val out = outs.at(0);
-  // A single-tensor tuple (some exporters return `(x,)`) is the tensor.
-  while (out.kind == Val::Kind::Tuple && out.items.size() == 1) out = out.items[0];
+  // A single-tensor tuple (some exporters return `(x,)`) is the tensor; so is a tuple whose other items
+  // are None (scripted GoogLeNet and Inception return (logits, None, None) in eval mode).
+  while (out.kind == Val::Kind::Tuple) {
+    std::vector<Val> tensors;
+    bool only_none_besides = true;
+    for (const Val& v : out.items) {
+      if (v.is_act()) tensors.push_back(v);
+      else if (!v.is_none()) only_none_besides = false;
+    }
+    if (tensors.size() != 1 || !only_none_besides)
+      throw ImportError(file_ + ": the model's forward returns a tuple of " + std::to_string(out.items.size()) +
+                        " items (" + std::to_string(tensors.size()) + " computed tensors); snnc needs one tensor of "
+                        "class scores (other items may be None)");
+    out = tensors[0];
+  }
   if (!out.is_act())
     throw ImportError(file_ + ": the model's output is not a single tensor computed from the input; snnc needs "
                       "forward to return the class scores");
+  if (out.kind == Val::Kind::Channels) {  // e.g. forward ends with a cat
+    at::Tensor real = out.real;
+    out = Val::activation(new_act(materialise(nullptr, out)));
+    out.real = real;
+  }
   const int a = resolve(out.act);
   const int node = acts_[size_t(a)].node;
   if (node == snn::Network::kInput) throw ImportError(file_ + ": the model has no layers (it returns its input)");
@@ -213,7 +242,14 @@ snn::Network Interpreter::run(torch::jit::Module& module) {
   } catch (const snn::Error& e) {
     throw ImportError(file_ + ": " + e.what());
   }
-  if (report_) report_->ops.assign(ops_.begin(), ops_.end());
+  if (report_) {
+    report_->ops.assign(ops_.begin(), ops_.end());
+    if (reference_mode()) {
+      references_.resize(size_t(net_.size()));
+      report_->references = std::move(references_);
+      report_->reference_output = to_snn_tensor(out.real);
+    }
+  }
   return std::move(net_);
 }
 
@@ -239,6 +275,14 @@ std::vector<Val> Interpreter::run_block(Block* block, Frame& f, const std::vecto
 Val Interpreter::get(Frame& f, const Value* v) const {
   auto it = f.env.find(v);
   if (it == f.env.end()) throw snn::Error("internal: TorchScript value %" + v->debugName() + " used before it is set");
+  if (it->second.kind == Val::Kind::Channels) {  // an in-place op turned this view into a layer's output
+    auto r = replaced_views_.find(it->second.view_id);
+    if (r != replaced_views_.end()) {
+      Val a = Val::activation(r->second);
+      a.real = it->second.real;
+      return a;
+    }
+  }
   return it->second;
 }
 
@@ -303,6 +347,7 @@ void Interpreter::dispatch(Node* n, Frame& f, const std::vector<Val>& in) {
     Val r;
     r.kind = kind == c10::prim::ListConstruct ? Val::Kind::List : Val::Kind::Tuple;
     r.items = in;
+    r.type = n->output()->type();
     return set_outputs(n, f, {std::move(r)});
   }
   if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
@@ -326,6 +371,20 @@ void Interpreter::dispatch(Node* n, Frame& f, const std::vector<Val>& in) {
     if (i < 0) i += int64_t(items.size());
     if (i < 0 || i >= int64_t(items.size())) fail(n, "tuple index out of range");
     return set_outputs(n, f, {items[size_t(i)]});
+  }
+  // list.append(tensor) (DenseNet collects its features this way): lists of activations are values
+  // here, so the appended list replaces the list in this frame, where the code reads it next.
+  if (kind == c10::aten::append && in.size() == 2 && (in[0].kind == Val::Kind::List || !in[1].is_const())) {
+    Val r;
+    r.kind = Val::Kind::List;
+    r.type = n->input(0)->type();
+    if (in[0].kind == Val::Kind::List) r.items = in[0].items;
+    else if (in[0].is_const() && in[0].iv.isList())
+      for (const auto& e : in[0].iv.toListRef()) r.items.push_back(Val::constant(e));
+    else fail(n, "append to a value that is not a list");
+    r.items.push_back(in[1]);
+    f.env[n->input(0)] = r;
+    return set_outputs(n, f, {std::move(r)});
   }
   if (kind == c10::prim::If) return run_if(n, f, in);
   if (kind == c10::prim::Loop) return run_loop(n, f, in);
@@ -351,21 +410,30 @@ void Interpreter::dispatch(Node* n, Frame& f, const std::vector<Val>& in) {
 
   // Not something snnc can map: say what it is and, where it helps, what would work.
   const std::string k = kind.toQualString();
-  std::string hint;
   static const std::set<std::string> qcfs_like = {"aten::floor", "aten::div", "aten::mul", "aten::sub", "aten::round"};
-  static const std::set<std::string> activations = {"aten::sigmoid", "aten::tanh", "aten::gelu", "aten::silu",
-                                                    "aten::elu", "aten::leaky_relu", "aten::softplus",
-                                                    "aten::hardswish", "aten::hardsigmoid", "aten::mish",
-                                                    "aten::prelu", "aten::selu", "aten::softmax",
-                                                    "aten::log_softmax"};
+  // Activations a spiking neuron cannot stand for, with the names users know them by.
+  static const std::map<std::string, std::string> activations = {
+      {"aten::sigmoid", "Sigmoid"},     {"aten::tanh", "Tanh"},           {"aten::gelu", "GELU"},
+      {"aten::silu", "SiLU (Swish)"},   {"aten::silu_", "SiLU (Swish)"},  {"aten::elu", "ELU"},
+      {"aten::elu_", "ELU"},            {"aten::leaky_relu", "LeakyReLU"}, {"aten::leaky_relu_", "LeakyReLU"},
+      {"aten::softplus", "Softplus"},   {"aten::hardswish", "Hardswish"}, {"aten::hardswish_", "Hardswish"},
+      {"aten::hardsigmoid", "Hardsigmoid"}, {"aten::hardsigmoid_", "Hardsigmoid"}, {"aten::mish", "Mish"},
+      {"aten::prelu", "PReLU"},         {"aten::selu", "SELU"},           {"aten::softmax", "Softmax"},
+      {"aten::log_softmax", "LogSoftmax"}, {"aten::sigmoid_", "Sigmoid"}, {"aten::tanh_", "Tanh"}};
+  if (auto a = activations.find(k); a != activations.end())
+    fail(n, "the activation " + a->second + " (" + k + ") cannot be converted",
+         "an integrate-and-fire neuron's firing rate is a ReLU clipped at its threshold, so only ReLU-like "
+         "activations map to spiking neurons exactly (ReLU, ReLU6, hardtanh/clamp with min 0, QCFS); retrain the "
+         "CNN with ReLU or QCFS activations in place of " + a->second);
+  std::string hint;
   if (qcfs_like.count(k))
     hint = "arithmetic on activations is not supported. If this is a QCFS-style activation: snnc recognises a "
            "submodule whose class name contains 'QCFS' or 'ClipFloor', with a parameter 'thresh' or 'up' and an "
            "int attribute 'L'";
-  else if (activations.count(k))
-    hint = "only ReLU-like activations map to spiking neurons (relu, relu6, hardtanh/clamp with min 0, QCFS)";
   else if (k == "aten::lstm" || k == "aten::gru" || k == "aten::rnn_tanh" || k == "aten::rnn_relu")
     hint = "recurrent layers cannot be converted";
+  else if (k == "aten::upsample_bilinear2d" || k == "aten::upsample_bicubic2d")
+    hint = "only nearest-neighbour upsampling is supported";
   else if (std::any_of(in.begin(), in.end(), [](const Val& v) { return v.kind == Val::Kind::Batch; }))
     hint = "it computes with the batch size, which snnc does not know when it builds the network per image";
   fail(n, "unsupported op " + k, hint);
@@ -513,6 +581,7 @@ int Interpreter::resolve(int act) const {
 
 int Interpreter::node_of(const Node* n, const Val& v, const char* what) {
   if (!v.is_act()) fail(n, std::string(what) + " is not a tensor computed from the input");
+  if (v.kind == Val::Kind::Channels) return materialise(n, v);
   const Act& a = acts_[size_t(resolve(v.act))];
   if (a.node >= 0 && a.gen != gen_[size_t(a.node)])
     fail(n, "the output of '" + net_.layer(a.node).name() +
@@ -523,6 +592,13 @@ int Interpreter::node_of(const Node* n, const Val& v, const char* what) {
 
 const snn::Shape& Interpreter::shape_of(int act) const {
   return net_.output_shape(acts_[size_t(resolve(act))].node);
+}
+
+snn::Shape Interpreter::logical_shape(const Val& v) const {
+  if (v.kind == Val::Kind::Act) return shape_of(v.act);
+  snn::Shape s(v.dims.begin(), v.dims.end());
+  s.insert(s.end(), v.spatial.begin(), v.spatial.end());
+  return s;
 }
 
 bool Interpreter::consumed(int node) const {

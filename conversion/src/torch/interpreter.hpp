@@ -38,16 +38,29 @@ class ImportError : public snn::Error {
 // What a TorchScript value stands for during the symbolic run.
 struct Val {
   enum class Kind {
-    Const,  // known: number, bool, string, None, list, tensor (weights), module object
-    Act,    // a tensor computed from the input image: activation `act`
-    Batch,  // the batch size N (unknown here: the network is built per image)
-    List,   // a list with a non-constant item, e.g. x.size() = [N, C, H, W]
-    Tuple,  // a tuple with a non-constant item
+    Const,     // known: number, bool, string, None, list, tensor (weights), module object
+    Act,       // a tensor computed from the input image: activation `act`
+    Channels,  // a tensor that only rearranges channels of earlier activations (cat, chunk, shuffle views)
+    Batch,     // the batch size N (unknown here: the network is built per image)
+    List,      // a list with a non-constant item, e.g. x.size() = [N, C, H, W]
+    Tuple,     // a tuple with a non-constant item
   };
   Kind kind = Kind::Const;
   c10::IValue iv;          // Const
   int act = -1;            // Act
   std::vector<Val> items;  // List, Tuple
+  c10::TypePtr type;       // List, Tuple: the TorchScript type (to rebuild the concrete value)
+  // Channels: logical channel c is channel channels[c].second of act channels[c].first; the logical
+  // per-image shape is dims ++ spatial (dims: one entry, or several while a shuffle views [g, C/g]).
+  // Materialised as one ChannelGather layer only when an op needs it as a tensor (node_of), so a
+  // concatenation followed by a shuffle and a split costs one copy, or none.
+  std::vector<std::pair<int, int64_t>> channels;
+  std::vector<int64_t> dims;
+  snn::Shape spatial;
+  int view_id = -1;  // identifies a Channels value across copies (for in-place ops on it)
+  // Act, Channels: the value LibTorch computes on the check images, [K, logical shape...]; undefined
+  // when the import runs without reference inputs.
+  at::Tensor real;
 
   static Val constant(c10::IValue v) {
     Val r;
@@ -66,7 +79,7 @@ struct Val {
     return r;
   }
   bool is_const() const { return kind == Kind::Const; }
-  bool is_act() const { return kind == Kind::Act; }
+  bool is_act() const { return kind == Kind::Act || kind == Kind::Channels; }  // computed from the input
   bool is_none() const { return kind == Kind::Const && iv.isNone(); }
 };
 
@@ -124,15 +137,30 @@ class Interpreter {
   };
   int new_act(int node);
   int resolve(int act) const;        // follows in-place replacements
-  int node_of(const Node* n, const Val& v, const char* what);  // the network node an Act stands for
+  // The network node a tensor value stands for; a Channels value is materialised as a ChannelGather.
+  int node_of(const Node* n, const Val& v, const char* what);
   const snn::Shape& shape_of(int act) const;
+  snn::Shape logical_shape(const Val& v) const;  // per image, without the batch dimension
   bool consumed(int node) const;     // some layer reads this node already
   // Adds a layer reading the given acts; returns the new act. Shape errors name the layer and hint at
   // the input shape.
   int add_layer(const Node* n, std::unique_ptr<snn::Layer> layer, const std::vector<int>& input_acts);
 
+  // ---- reference values: the model run by LibTorch on the check images alongside (reference.cpp)
+  bool reference_mode() const { return reference_inputs_.defined(); }
+  c10::IValue concrete(const Val& v) const;  // the LibTorch value of v on the check images
+  // Runs n with LibTorch on the concrete inputs; its outputs (empty outside reference mode).
+  std::vector<c10::IValue> run_concrete(Node* n, const std::vector<Val>& in);
+  void attach_real(Val& v, const c10::IValue& real) const;  // sets v.real (recursively for lists)
+  // Gives nodes created or folded since `first_new_node` / `gens_before` their LibTorch reference from
+  // the op's output value.
+  void record_references(const Val& out, int first_new_node, const std::vector<int>& gens_before);
+  void set_reference(int node, const at::Tensor& real);
+
   // ---- tensor ops on activations (ops.cpp); false when the op is not one snnc knows
   bool run_tensor_op(Node* n, Frame& f, const std::vector<Val>& in);
+  // The symbolic result of a tensor op, or nullopt when snnc does not know the op.
+  c10::optional<Val> tensor_op(Node* n, const std::string& k, const std::vector<Val>& in);
   Val op_conv(Node* n, const std::vector<Val>& in);
   Val op_batch_norm(Node* n, const std::vector<Val>& in);
   Val op_activation(Node* n, const std::string& kind, const std::vector<Val>& in);
@@ -144,6 +172,17 @@ class Interpreter {
   Val op_squeeze(Node* n, const std::vector<Val>& in);
   Val op_linear(Node* n, const std::string& kind, const std::vector<Val>& in);
   Val op_add(Node* n, const std::vector<Val>& in);
+  Val op_upsample(Node* n, const std::string& k, const std::vector<Val>& in);
+  // ---- ops that only move channels (channel_ops.cpp): lazy Channels values
+  Val as_channels(const Node* n, const Val& v);  // any tensor value as a Channels value
+  Val channel_subset(const Val& x, int64_t begin, int64_t end, int64_t step);
+  int materialise(const Node* n, const Val& v);  // node of a Channels value
+  Val op_cat(Node* n, const std::vector<Val>& in);
+  Val op_split(Node* n, const std::string& k, const std::vector<Val>& in);
+  Val op_slice(Node* n, const std::string& k, const std::vector<Val>& in);
+  Val op_transpose(Node* n, const std::string& k, const std::vector<Val>& in);
+  // A view/reshape/flatten that regroups channel dims and keeps H, W: a Channels value; else nullopt.
+  c10::optional<Val> channel_view(Node* n, const Val& x, const std::vector<int64_t>& shape);
   Val neuron(Node* n, const Val& x, snn::SourceActivation act, std::vector<float> theta, int levels,
              const std::string& name);
   Val flatten_act(Node* n, const Val& x);
@@ -161,6 +200,11 @@ class Interpreter {
   std::set<std::string> names_;
   std::set<std::string> ops_;
   std::vector<const Frame*> stack_;
+  std::map<std::vector<std::pair<int, int64_t>>, int> gathers_;  // (node, channel) list -> gather act
+  std::map<int, int> replaced_views_;  // view_id of a Channels value -> the act an in-place op made of it
+  int next_view_id_ = 0;
+  at::Tensor reference_inputs_;              // [K, C, H, W], or undefined
+  std::vector<snn::Tensor> references_;      // per node: LibTorch's value on the check images
 };
 
 }  // namespace snn::conversion::detail

@@ -44,10 +44,11 @@ bool Interpreter::run_tensor_op(Node* n, Frame& f, const std::vector<Val>& in) {
 
   // Shape queries: the batch dimension stays symbolic, the rest is known.
   if (k == "aten::size" && in[0].is_act()) {
-    const snn::Shape& s = shape_of(in[0].act);
+    const snn::Shape s = logical_shape(in[0]);
     if (in.size() == 1) {
       Val r;
       r.kind = Val::Kind::List;
+      r.type = c10::ListType::ofInts();
       r.items.push_back(Val::batch());
       for (int64_t d : s) r.items.push_back(Val::constant(d));
       set_outputs(n, f, {std::move(r)});
@@ -61,7 +62,7 @@ bool Interpreter::run_tensor_op(Node* n, Frame& f, const std::vector<Val>& in) {
     return true;
   }
   if (k == "aten::dim" && in[0].is_act()) {
-    set_outputs(n, f, {Val::constant(int64_t(shape_of(in[0].act).size()) + 1)});
+    set_outputs(n, f, {Val::constant(int64_t(logical_shape(in[0]).size()) + 1)});
     return true;
   }
   if (k == "aten::len" && in[0].kind == Val::Kind::List) {
@@ -76,60 +77,97 @@ bool Interpreter::run_tensor_op(Node* n, Frame& f, const std::vector<Val>& in) {
     set_outputs(n, f, {in[0].items[size_t(i)]});
     return true;
   }
+  if (k == "aten::slice" && in[0].kind == Val::Kind::List) {  // x.shape[-2:]: a list with the batch in it
+    const int64_t size = int64_t(in[0].items.size());
+    auto index = [&](const Val& v, int64_t fallback) {
+      if (v.is_none()) return fallback;
+      const int64_t i = as_int(v, "slice index");
+      return std::min(std::max(i < 0 ? i + size : i, int64_t(0)), size);
+    };
+    const int64_t start = in.size() > 1 ? index(in[1], 0) : 0, end = in.size() > 2 ? index(in[2], size) : size;
+    const int64_t step = in.size() > 3 ? as_int(in[3], "slice step") : 1;
+    if (step <= 0) fail(n, "list slice with step " + std::to_string(step));
+    Val r = in[0];
+    r.items.clear();
+    for (int64_t i = start; i < end; i += step) r.items.push_back(in[0].items[size_t(i)]);
+    if (std::all_of(r.items.begin(), r.items.end(), [](const Val& v) { return v.is_const(); })) {
+      c10::impl::GenericList list(c10::IntType::get());
+      for (const Val& v : r.items) list.push_back(v.iv);
+      set_outputs(n, f, {Val::constant(c10::IValue(std::move(list)))});
+    } else {
+      set_outputs(n, f, {std::move(r)});
+    }
+    return true;
+  }
   if ((k == "aten::__is__" || k == "aten::__isnot__") && any_act) {
     // An activation is never None (the only identity test scripted code does on tensors).
     set_outputs(n, f, {Val::constant(k == "aten::__isnot__")});
     return true;
   }
-  if (!any_act) return false;
+  const bool list_of_acts = !in.empty() && in[0].kind == Val::Kind::List &&
+                            std::any_of(in[0].items.begin(), in[0].items.end(), [](const Val& v) { return v.is_act(); });
+  if (!any_act && !list_of_acts) return false;
 
-  Val out;
+  const int first_new_node = net_.size();
+  const std::vector<int> gens_before = gen_;
+  c10::optional<Val> result = tensor_op(n, k, in);
+  if (!result) return false;
+  Val out = std::move(*result);
+  // An in-place op (relu_, add_ ...) changes its input tensor: later reads of that tensor, even through
+  // other TorchScript values (a caller's variable), must see the new activation.
+  const bool inplace = k.size() > 2 && k.back() == '_' && k[k.size() - 2] != '_';
+  if (inplace && out.kind == Val::Kind::Act) {
+    if (in[0].kind == Val::Kind::Act && resolve(in[0].act) != resolve(out.act))
+      replaced_[size_t(resolve(in[0].act))] = out.act;
+    if (in[0].kind == Val::Kind::Channels) replaced_views_[in[0].view_id] = out.act;
+  }
+  const std::vector<c10::IValue> reals = run_concrete(n, in);
+  if (!reals.empty()) attach_real(out, reals[0]);
+  record_references(out, first_new_node, gens_before);
+  set_outputs(n, f, {std::move(out)});
+  return true;
+}
+
+c10::optional<Val> Interpreter::tensor_op(Node* n, const std::string& k, const std::vector<Val>& in) {
   if (kIdentityOps.count(k)) {
     if (k.find("dropout") != std::string::npos && in.size() >= 3 && as_bool(in[2], "dropout's train flag"))
       fail(n, "dropout in training mode (the model was traced after model.train()?); call model.eval() before exporting");
-    if (!in[0].is_act()) return false;
-    out = in[0];
-  } else if (k == "aten::to" || k == "aten::type_as") {
+    if (!in[0].is_act()) return c10::nullopt;
+    return in[0];
+  }
+  if (k == "aten::to" || k == "aten::type_as") {
     // x.float(), x.to(device): identity on float32 activations; other dtypes would change the numbers.
     const auto& args = n->schema().arguments();
     for (size_t i = 1; i < in.size() && i < args.size(); ++i)
       if (args[i].name() == "dtype" && !in[i].is_none() && as_int(in[i], "dtype") != int64_t(c10::ScalarType::Float))
         fail(n, "conversion of an activation to dtype " + std::string(c10::toString(c10::ScalarType(as_int(in[i], "dtype")))),
              "snnc computes in float32");
-    if (!in[0].is_act()) return false;
-    out = in[0];
-  } else if (k == "aten::squeeze") {
-    out = op_squeeze(n, in);
-  } else if (k == "aten::conv2d" || k == "aten::_convolution" || k == "aten::convolution") {
-    out = op_conv(n, in);
-  } else if (k == "aten::batch_norm") {
-    out = op_batch_norm(n, in);
-  } else if (kActivationOps.count(k)) {
-    out = op_activation(n, k, in);
-  } else if (k == "aten::avg_pool2d" || k == "aten::max_pool2d") {
-    out = op_pool(n, k, in);
-  } else if (k == "aten::adaptive_avg_pool2d") {
-    out = op_adaptive_avg_pool(n, in);
-  } else if (k == "aten::mean") {
-    out = op_mean(n, in);
-  } else if (k == "aten::flatten") {
-    out = op_flatten(n, in);
-  } else if (k == "aten::view" || k == "aten::reshape") {
-    out = op_view(n, in);
-  } else if (k == "aten::linear" || k == "aten::addmm" || k == "aten::matmul" || k == "aten::mm") {
-    out = op_linear(n, k, in);
-  } else if (k == "aten::add" || k == "aten::add_") {
-    out = op_add(n, in);
-  } else {
-    return false;
+    if (!in[0].is_act()) return c10::nullopt;
+    return in[0];
   }
-  // An in-place op (relu_, add_ ...) changes its input tensor: later reads of that tensor, even through
-  // other TorchScript values (a caller's variable), must see the new activation.
-  const bool inplace = k.size() > 2 && k.back() == '_' && k[k.size() - 2] != '_';
-  if (inplace && in[0].is_act() && out.is_act() && resolve(in[0].act) != resolve(out.act))
-    replaced_[size_t(resolve(in[0].act))] = out.act;
-  set_outputs(n, f, {std::move(out)});
-  return true;
+  if (k == "aten::cat" || k == "aten::concat" || k == "aten::concatenate") return op_cat(n, in);
+  // Ops whose first argument may be a constant: a summand, addmm's bias.
+  if (k == "aten::add" || k == "aten::add_") return op_add(n, in);
+  if (k == "aten::addmm") return op_linear(n, k, in);
+  if (!in[0].is_act()) return c10::nullopt;
+  if (k == "aten::squeeze") return op_squeeze(n, in);
+  if (k == "aten::conv2d" || k == "aten::_convolution" || k == "aten::convolution") return op_conv(n, in);
+  if (k == "aten::batch_norm") return op_batch_norm(n, in);
+  if (kActivationOps.count(k)) return op_activation(n, k, in);
+  if (k == "aten::avg_pool2d" || k == "aten::max_pool2d") return op_pool(n, k, in);
+  if (k == "aten::adaptive_avg_pool2d") return op_adaptive_avg_pool(n, in);
+  if (k == "aten::mean") return op_mean(n, in);
+  if (k == "aten::flatten") return op_flatten(n, in);
+  if (k == "aten::view" || k == "aten::reshape") return op_view(n, in);
+  if (k == "aten::linear" || k == "aten::addmm" || k == "aten::matmul" || k == "aten::mm") return op_linear(n, k, in);
+  if (k == "aten::upsample_nearest2d" || k == "aten::_upsample_nearest_exact2d" || k == "aten::upsample_nearest_exact2d")
+    return op_upsample(n, k, in);
+  if (k == "aten::chunk" || k == "aten::unsafe_chunk" || k == "aten::split" || k == "aten::unsafe_split" ||
+      k == "aten::split_with_sizes" || k == "aten::unsafe_split_with_sizes")
+    return op_split(n, k, in);
+  if (k == "aten::slice" || k == "aten::narrow") return op_slice(n, k, in);
+  if (k == "aten::transpose" || k == "aten::permute") return op_transpose(n, k, in);
+  return c10::nullopt;
 }
 
 // aten::conv2d(input, weight, bias, stride, padding, dilation, groups)
@@ -179,7 +217,8 @@ Val Interpreter::op_conv(Node* n, const std::vector<Val>& in) {
 }
 
 // aten::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
-// Folded into the conv/linear layer that produced its input; that layer's output must not be used elsewhere.
+// Folded into the conv/linear that produced its input when nothing else reads that layer's output;
+// otherwise (after a concatenation, pooling, a sum, the model input, or a shared output) a ChannelAffine.
 Val Interpreter::op_batch_norm(Node* n, const std::vector<Val>& in) {
   if (in.size() < 8) fail(n, "batch_norm with " + std::to_string(in.size()) + " arguments");
   const std::string bn = stack_.back()->path.empty() ? std::string("batch_norm") : stack_.back()->path;
@@ -189,36 +228,39 @@ Val Interpreter::op_batch_norm(Node* n, const std::vector<Val>& in) {
          "call model.eval() before torch.jit.trace (a traced graph keeps the mode it was traced in)");
   if (in[3].is_none() || in[4].is_none())
     fail(n, "batch norm '" + bn + "' has no running statistics (track_running_stats=False)",
-         "only eval-mode batch norm with running statistics can be folded");
-  if (node == snn::Network::kInput)
-    fail(n, "batch norm '" + bn + "' is applied to the model input",
-         "snnc folds batch norm only into a preceding convolution or linear layer; express it as preprocessing "
-         "(--mean/--std) instead");
-  snn::Layer& layer = net_.layer(node);
-  auto* conv = dynamic_cast<snn::Conv2d*>(&layer);
-  auto* linear = dynamic_cast<snn::Linear*>(&layer);
-  if (!conv && !linear)
-    fail(n, "batch norm '" + bn + "' follows layer '" + layer.name() + "' (" + layer.type() + ")",
-         "snnc folds batch norm only into the convolution or linear layer right before it");
-  if (consumed(node))
-    fail(n, "batch norm '" + bn + "': the output of '" + layer.name() + "' is also used without the batch norm",
-         "the batch norm cannot be folded into it");
+         "only eval-mode batch norm with running statistics can be converted");
   BatchNormParams p;
   p.mean = to_floats(as_tensor(in[3], "running_mean"));
   p.var = to_floats(as_tensor(in[4], "running_var"));
   if (!in[1].is_none()) p.gamma = to_floats(as_tensor(in[1], "batch norm weight"));
   if (!in[2].is_none()) p.beta = to_floats(as_tensor(in[2], "batch norm bias"));
   p.eps = as_double(in[7], "eps");
-  if (conv)
-    fold_batchnorm(*conv, p);
-  else
-    fold_batchnorm(*linear, p);
-  ++gen_[size_t(node)];
-  if (report_) {
-    ++report_->batchnorms_folded;
-    report_->notes.push_back("batch norm '" + bn + "' folded into '" + layer.name() + "'");
+  snn::Layer* layer = node >= 0 ? &net_.layer(node) : nullptr;
+  auto* conv = dynamic_cast<snn::Conv2d*>(layer);
+  auto* linear = dynamic_cast<snn::Linear*>(layer);
+  if ((conv || linear) && !consumed(node)) {
+    if (conv)
+      fold_batchnorm(*conv, p);
+    else
+      fold_batchnorm(*linear, p);
+    ++gen_[size_t(node)];
+    if (report_) {
+      ++report_->batchnorms_folded;
+      report_->notes.push_back("batch norm '" + bn + "' folded into '" + layer->name() + "'");
+    }
+    return Val::activation(new_act(node));
   }
-  return Val::activation(new_act(node));
+  const snn::Shape& s = net_.output_shape(node);
+  if (int64_t(p.mean.size()) != s[0])
+    fail(n, "batch norm '" + bn + "' has " + std::to_string(p.mean.size()) + " channels; its input " +
+                snn::to_string(s) + " has " + std::to_string(s[0]));
+  auto affine = std::make_unique<snn::ChannelAffine>(
+      snn::ChannelAffine::from_batch_norm(layer_name("bn"), p.mean, p.var, p.gamma, p.beta, p.eps));
+  if (report_)
+    report_->notes.push_back("batch norm '" + bn + "' kept as a per-channel affine layer (it follows " +
+                             (layer ? "'" + layer->name() + "' (" + layer->type() + ")" : std::string("the input")) +
+                             ", which it cannot be folded into)");
+  return Val::activation(add_layer(n, std::move(affine), {node}));
 }
 
 Val Interpreter::neuron(Node* n, const Val& x, snn::SourceActivation act, std::vector<float> theta, int levels,
@@ -272,20 +314,15 @@ Val Interpreter::op_pool(Node* n, const std::string& k, const std::vector<Val>& 
   if (stride.empty()) stride = kernel;  // PyTorch: stride defaults to the kernel size
   if (stride.size() == 1) stride.push_back(stride[0]);
   const auto pad = as_pair(in[3], "padding");
-  const bool ceil = as_bool(in[avg ? 4 : 5], "ceil_mode");
+  snn::PoolSpec spec{kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1]};
+  spec.ceil_mode = as_bool(in[avg ? 4 : 5], "ceil_mode");
   if (avg) {
-    if (!as_bool(in[5], "count_include_pad") && (pad[0] || pad[1]))
-      fail(n, "avg_pool2d with count_include_pad=False and padding is not supported");
+    spec.count_include_pad = as_bool(in[5], "count_include_pad");
     if (in.size() > 6 && !in[6].is_none()) fail(n, "avg_pool2d with divisor_override is not supported");
   } else {
     const auto dil = as_pair(in[4], "dilation");
     if (dil[0] != 1 || dil[1] != 1) fail(n, "max_pool2d with dilation " + ints_str(dil) + " is not supported");
   }
-  if (ceil && (pool_out(s[1], kernel[0], stride[0], pad[0], true) != pool_out(s[1], kernel[0], stride[0], pad[0], false) ||
-               pool_out(s[2], kernel[1], stride[1], pad[1], true) != pool_out(s[2], kernel[1], stride[1], pad[1], false)))
-    fail(n, "pooling with ceil_mode=True changes the output size of this " + snn::to_string(s) + " input",
-         "only floor-mode pooling is supported");
-  snn::PoolSpec spec{kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1]};
   std::unique_ptr<snn::Layer> layer;
   if (avg) {
     layer = std::make_unique<snn::AvgPool2d>(layer_name("avgpool"), spec);
@@ -296,19 +333,74 @@ Val Interpreter::op_pool(Node* n, const std::string& k, const std::vector<Val>& 
   return Val::activation(add_layer(n, std::move(layer), {node}));
 }
 
-// aten::adaptive_avg_pool2d(x, output_size): an ordinary average pool when the sizes divide.
+// aten::adaptive_avg_pool2d(x, output_size): an ordinary average pool when the sizes divide (the same
+// windows, summed in the same order), else an AdaptiveAvgPool2d with PyTorch's uneven windows.
 Val Interpreter::op_adaptive_avg_pool(Node* n, const std::vector<Val>& in) {
   const int node = node_of(n, in[0], "the pooling input");
   const snn::Shape s = net_.output_shape(node);
   if (s.size() != 3) fail(n, "adaptive pooling of a " + snn::to_string(s) + " activation (expects [C, H, W])");
-  const auto out = as_pair(in[1], "output_size");
-  if (out[0] <= 0 || out[1] <= 0 || s[1] % out[0] || s[2] % out[1])
-    fail(n, "adaptive average pooling from " + std::to_string(s[1]) + "x" + std::to_string(s[2]) + " to " +
-                std::to_string(out[0]) + "x" + std::to_string(out[1]) + " has uneven windows",
-         "supported only when the output size divides the input size");
-  if (out[0] == s[1] && out[1] == s[2]) return in[0];
-  const int64_t kh = s[1] / out[0], kw = s[2] / out[1];
-  auto layer = std::make_unique<snn::AvgPool2d>(layer_name("avgpool"), snn::PoolSpec{kh, kw, kh, kw, 0, 0});
+  std::vector<int64_t> out;
+  if (in[1].is_const() && in[1].iv.isList()) {  // (None, 7): None keeps that input size
+    const auto list = in[1].iv.toListRef();
+    for (size_t i = 0; i < list.size(); ++i) out.push_back(list[i].isNone() ? s[1 + i] : list[i].toInt());
+    if (out.size() == 1) out.push_back(out[0]);
+    if (out.size() != 2) fail(n, "output_size must have 1 or 2 values");
+  } else {
+    out = as_pair(in[1], "output_size");
+  }
+  if (out[0] <= 0 || out[1] <= 0) fail(n, "adaptive average pooling to " + ints_str(out));
+  if (out[0] == s[1] && out[1] == s[2]) return Val::activation(new_act(node));
+  std::unique_ptr<snn::Layer> layer;
+  if (s[1] % out[0] == 0 && s[2] % out[1] == 0) {
+    const int64_t kh = s[1] / out[0], kw = s[2] / out[1];
+    layer = std::make_unique<snn::AvgPool2d>(layer_name("avgpool"), snn::PoolSpec{kh, kw, kh, kw, 0, 0});
+  } else {
+    layer = std::make_unique<snn::AdaptiveAvgPool2d>(layer_name("avgpool"), out[0], out[1]);
+  }
+  return Val::activation(add_layer(n, std::move(layer), {node}));
+}
+
+// aten::upsample_nearest2d(x, output_size, scales_h, scales_w) and its .vec form (x, output_size or
+// None, scale_factors or None); nearest_exact likewise. The index rule is PyTorch's (upsample.hpp).
+Val Interpreter::op_upsample(Node* n, const std::string& k, const std::vector<Val>& in) {
+  const int node = node_of(n, in[0], "the upsampling input");
+  const snn::Shape s = net_.output_shape(node);
+  if (s.size() != 3) fail(n, "2-D upsampling of a " + snn::to_string(s) + " activation (expects [C, H, W])");
+  std::vector<int64_t> out;
+  std::vector<double> scales(2, 0.0);  // 0: none given
+  const auto& args = n->schema().arguments();
+  const bool vec = args.size() > 2 && args[2].name() == "scale_factors";
+  if (vec) {
+    if (!in[1].is_none()) {
+      out = as_pair(in[1], "output_size");
+    } else {
+      if (in[2].is_none()) fail(n, "upsampling with neither an output size nor scale factors");
+      const auto list = in[2].iv.toDoubleVector();
+      if (list.size() != 2) fail(n, "upsampling needs 2 scale factors, got " + std::to_string(list.size()));
+      scales = list;
+      for (int i = 0; i < 2; ++i) out.push_back(int64_t(double(s[size_t(1 + i)]) * scales[size_t(i)]));  // as PyTorch
+    }
+  } else {
+    out = as_pair(in[1], "output_size");
+    for (int i = 0; i < 2; ++i)
+      if (in.size() > size_t(2 + i) && !in[size_t(2 + i)].is_none()) scales[size_t(i)] = as_double(in[size_t(2 + i)], "scale");
+  }
+  if (out[0] <= 0 || out[1] <= 0) fail(n, "upsampling to " + ints_str(out));
+  // PyTorch's compute_scales_value: 1/scale when a positive scale was given, else in/out, as float.
+  auto scale = [&](int i) {
+    return scales[size_t(i)] > 0.0 ? float(1.0 / scales[size_t(i)]) : float(s[size_t(1 + i)]) / float(out[size_t(i)]);
+  };
+  snn::UpsampleSpec spec{out[0], out[1], scale(0), scale(1), k.find("exact") != std::string::npos};
+  auto layer = std::make_unique<snn::UpsampleNearest>(layer_name("upsample"), spec);
+  // Same size and every row/column reading itself: nothing to do. (The same size with a scale factor
+  // given, e.g. 1.04 on 20 rows, still moves rows: PyTorch applies the factor, not out/in.)
+  auto identity = [](const std::vector<int64_t>& idx) {
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (idx[i] != int64_t(i)) return false;
+    return true;
+  };
+  if (out[0] == s[1] && out[1] == s[2] && identity(layer->source_rows(s[1])) && identity(layer->source_cols(s[2])))
+    return Val::activation(new_act(node));
   return Val::activation(add_layer(n, std::move(layer), {node}));
 }
 
@@ -336,26 +428,34 @@ Val Interpreter::flatten_act(Node* n, const Val& x) {
   return Val::activation(add_layer(n, std::make_unique<snn::Flatten>(layer_name("flatten")), {node}));
 }
 
-// aten::flatten(x, start_dim, end_dim): only all dims but the batch.
+// aten::flatten(x, start_dim, end_dim): all dims but the batch (a Flatten layer), or only channel groups
+// (the end of a channel shuffle written with flatten).
 Val Interpreter::op_flatten(Node* n, const std::vector<Val>& in) {
-  const snn::Shape& s = shape_of(in[0].act);
+  const snn::Shape s = logical_shape(in[0]);
   const int64_t rank = int64_t(s.size()) + 1;
   int64_t start = in.size() > 1 ? as_int(in[1], "start_dim") : 0;
   int64_t end = in.size() > 2 ? as_int(in[2], "end_dim") : -1;
   if (start < 0) start += rank;
   if (end < 0) end += rank;
   if (start == end) return in[0];
-  if (start != 1 || end != rank - 1)
-    fail(n, "flatten(start_dim=" + std::to_string(start) + ", end_dim=" + std::to_string(end) + ") of a " +
-                std::to_string(rank) + "-D tensor",
-         "only flattening every dimension but the batch is supported");
-  return flatten_act(n, in[0]);
+  if (start == 1 && end == rank - 1) return flatten_act(n, in[0]);
+  if (start >= 1 && end > start && end < rank) {
+    std::vector<int64_t> shape(s.begin(), s.begin() + (start - 1));
+    int64_t merged = 1;
+    for (int64_t d = start; d <= end; ++d) merged *= s[size_t(d - 1)];
+    shape.push_back(merged);
+    shape.insert(shape.end(), s.begin() + end, s.end());
+    if (auto v = channel_view(n, in[0], shape)) return *v;
+  }
+  fail(n, "flatten(start_dim=" + std::to_string(start) + ", end_dim=" + std::to_string(end) + ") of a " +
+              std::to_string(rank) + "-D tensor",
+       "only flattening every dimension but the batch, or merging channel groups, is supported");
 }
 
 // aten::squeeze(x) or squeeze(x, dim): dropping the 1x1 of a pooled [C, 1, 1] is a flatten. The batch
 // dimension is never squeezed here (PyTorch would squeeze it too for a batch of one image).
 Val Interpreter::op_squeeze(Node* n, const std::vector<Val>& in) {
-  const snn::Shape s = shape_of(in[0].act);
+  const snn::Shape s = logical_shape(in[0]);
   snn::Shape kept;
   if (in.size() == 1) {
     for (int64_t d : s)
@@ -373,9 +473,10 @@ Val Interpreter::op_squeeze(Node* n, const std::vector<Val>& in) {
        "only squeezing to a vector per image (after global pooling) is supported");
 }
 
-// aten::view / aten::reshape: to [N, -1] (or [N, C·H·W]), or to the shape it already has.
+// aten::view / aten::reshape: to [N, -1] (or [N, C·H·W]), to the shape it already has, or a regrouping
+// of the channels that keeps H and W (a channel shuffle's [N, g, C/g, H, W] and back).
 Val Interpreter::op_view(Node* n, const std::vector<Val>& in) {
-  const snn::Shape& s = shape_of(in[0].act);
+  const snn::Shape s = logical_shape(in[0]);
   std::vector<Val> items;
   if (in[1].kind == Val::Kind::List) {
     items = in[1].items;
@@ -400,7 +501,9 @@ Val Interpreter::op_view(Node* n, const std::vector<Val>& in) {
   const int64_t numel = snn::numel_of(s);
   if (rest.size() == 1 && (rest[0] == numel || (rest[0] == -1 && batch_first))) return flatten_act(n, in[0]);
   if (rest == std::vector<int64_t>(s.begin(), s.end())) return in[0];
-  fail(n, "reshape of a " + snn::to_string(s) + " activation to " + describe(), "only flattening to [N, -1] is supported");
+  if (auto v = channel_view(n, in[0], rest)) return *v;
+  fail(n, "reshape of a " + snn::to_string(s) + " activation to " + describe(),
+       "supported are flattening to [N, -1] and regrouping channels (a channel shuffle)");
 }
 
 // aten::linear(x, weight, bias); traced older-style linear layers: addmm(bias, x, weightᵀ), matmul/mm(x, weightᵀ).
@@ -504,7 +607,20 @@ void Interpreter::qcfs_module(Node* n, Frame& f, const c10::intrusive_ptr<c10::i
   if (report_)
     report_->notes.push_back(who + ": QCFS activation, L = " + std::to_string(levels) + ", theta = " +
                              (theta.size() == 1 ? num(theta[0]) : std::to_string(theta.size()) + " per-channel values"));
-  set_outputs(n, f, {neuron(n, x, snn::SourceActivation::QCFS, std::move(theta), int(levels), name)});
+  const int first_new_node = net_.size();
+  Val out = neuron(n, x, snn::SourceActivation::QCFS, std::move(theta), int(levels), name);
+  if (reference_mode()) {  // the module's own forward on the check images
+    torch::jit::Stack stack{c10::IValue(obj), concrete(x)};
+    try {
+      cls->getMethod("forward").run(stack);
+    } catch (const c10::Error& e) {
+      const std::string msg = e.what_without_backtrace();
+      fail(n, who + ": LibTorch cannot run it on the check images: " + msg.substr(0, msg.find('\n')));
+    }
+    if (!stack.empty() && stack.back().isTensor()) out.real = stack.back().toTensor();
+    record_references(out, first_new_node, gen_);
+  }
+  set_outputs(n, f, {std::move(out)});
 }
 
 }  // namespace snn::conversion::detail

@@ -51,15 +51,14 @@ struct RunningSums : KernelState {
 class MaxPoolKernel : public Kernel {
  public:
   MaxPoolKernel(const MaxPool2d& layer, const Shape& input)
-      : layer_(layer), where_(where(layer)), in_(input), out_(layer.output_shape({input})) {}
+      : where_(where(layer)), in_(input), out_(layer.output_shape({input})), g_(layer.geometry(input[1], input[2])) {}
 
   void forward(const std::vector<const DeviceTensor*>& inputs, DeviceTensor& out) override {
     const DeviceTensor& x = *inputs.at(0);
     check_input(x);
     out.resize({x.dim(0), out_[0], out_[1], out_[2]});
     if (out.numel() == 0) return;
-    maxpool_kernel<<<blocks_for(out.numel()), kThreads>>>(x.data(), out.data(), out.numel(), out_[1], out_[2],
-                                                          layer_.geometry(in_[1], in_[2]));
+    maxpool_kernel<<<blocks_for(out.numel()), kThreads>>>(x.data(), out.data(), out.numel(), out_[1], out_[2], g_);
     check_launch("maxpool_kernel", where_);
   }
 
@@ -82,7 +81,7 @@ class MaxPoolKernel : public Kernel {
             where_ + ": input " + to_string(x.shape()) + " does not fit the state");
     out.resize({x.dim(0), out_[0], out_[1], out_[2]});
     if (per_out == 0) return;
-    const PoolGeometry g = layer_.geometry(in_[1], in_[2]);
+    const PoolGeometry& g = g_;
     for (int64_t t = 0; t < chunk.steps; ++t) {
       accumulate_kernel<<<blocks_for(per_in), kThreads>>>(st->sum.data(), x.data() + t * per_in, per_in);
       check_launch("accumulate_kernel", where_);
@@ -98,9 +97,9 @@ class MaxPoolKernel : public Kernel {
             where_ + ": input " + to_string(x.shape()) + " does not fit " + to_string(in_));
   }
 
-  const MaxPool2d& layer_;
   std::string where_;
   Shape in_, out_;
+  PoolGeometry g_;  // windows as PyTorch's, ceil_mode included; never empty, so −∞ never escapes
 };
 
 const bool registered = kernels().add("maxpool2d", [](const Layer& l, const std::vector<Shape>& in, Context&) {

@@ -13,7 +13,11 @@
 
 namespace snn {
 
-constexpr int kModelFormatVersion = 1;
+// Version 2 added channel_gather, upsample_nearest, channel_affine, adaptive_avgpool2d and the pooling
+// attributes ceil_mode / count_include_pad (a version-1 reader would misread them). A version-1 file is
+// a valid version-2 file: load_network reads both and writes 2.
+constexpr int kModelFormatVersion = 2;
+constexpr int kOldestModelFormatVersion = 1;
 
 void save_network(const Network& net, const std::string& path);
 Network load_network(const std::string& path);

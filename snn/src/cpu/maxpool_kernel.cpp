@@ -17,13 +17,14 @@ struct RunningSums : KernelState {
 
 class MaxPoolKernel : public Kernel {
  public:
-  MaxPoolKernel(const MaxPool2d& layer, const Shape& input) : layer_(layer), in_(input), out_(layer.output_shape({input})) {}
+  MaxPoolKernel(const MaxPool2d& layer, const Shape& input)
+      : in_(input), out_(layer.output_shape({input})), g_(layer.geometry(input[1], input[2])) {}
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
     const int64_t n = x.dim(0), c = in_[0], h = in_[1], w = in_[2], ho = out_[1], wo = out_[2];
     out.resize({n, c, ho, wo});
-    const PoolGeometry g = layer_.geometry(h, w);
+    const PoolGeometry& g = g_;
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < n * c; ++p) {
       const float* in = x.data() + p * h * w;
@@ -50,7 +51,7 @@ class MaxPoolKernel : public Kernel {
     auto* st = static_cast<RunningSums*>(state);
     const int64_t c = in_[0], h = in_[1], w = in_[2], ho = out_[1], wo = out_[2], b = chunk.batch;
     out.resize({x.dim(0), c, ho, wo});
-    const PoolGeometry g = layer_.geometry(h, w);
+    const PoolGeometry& g = g_;
     // Planes (image, channel) are independent; time runs sequentially inside each.
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < b * c; ++p) {
@@ -75,8 +76,8 @@ class MaxPoolKernel : public Kernel {
   }
 
  private:
-  const MaxPool2d& layer_;
   Shape in_, out_;
+  PoolGeometry g_;  // windows as PyTorch's, ceil_mode included; never empty, so −∞ never escapes
 };
 
 const bool registered = kernels().add("maxpool2d", [](const Layer& l, const std::vector<Shape>& in) {
