@@ -127,6 +127,14 @@ def logits(out):
     return out[0] if isinstance(out, tuple) else out
 
 
+def save(model, variant, path, example):
+    if variant == "scripted":
+        torch.jit.script(model).save(path)
+    else:
+        with torch.no_grad():
+            torch.jit.trace(model, example, check_trace=False).save(path)
+
+
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
@@ -153,11 +161,7 @@ def one_model(args, name, make, side, work):
     results = []
     for variant in args.variants:
         pt = os.path.join(work, f"{name}_{variant}.pt")
-        if variant == "scripted":
-            torch.jit.script(model).save(pt)
-        else:
-            with torch.no_grad():
-                torch.jit.trace(model, x[:2], check_trace=False).save(pt)
+        save(model, variant, pt, x[:2])
         snn = os.path.join(work, f"{name}_{variant}.snn.h5")
         rc, so, se, seconds = convert(args.snnc, pt, data, snn, args.check_images)
         r = {"model": name, "variant": variant, "input": list(shape), "convert_seconds": round(seconds, 2)}
@@ -207,11 +211,7 @@ def refused(args, name, make, activation, module, work):
     out = []
     for variant in args.variants:
         pt = os.path.join(work, f"{name}_{variant}.pt")
-        if variant == "scripted":
-            torch.jit.script(model).save(pt)
-        else:
-            with torch.no_grad():
-                torch.jit.trace(model, x, check_trace=False).save(pt)
+        save(model, variant, pt, x)
         rc, so, se = run([args.snnc, "convert", pt, "-o", os.path.join(work, name + ".snn.h5"), "--input-shape",
                           "3,64,64", "--quiet"])
         ok = rc != 0 and activation in se and module in se and "retrain" in se

@@ -88,6 +88,12 @@ struct Twin {
     gpu->forward(gi, go);
     return {co, go.to_host()};
   }
+  // The ANN view of both must agree bit for bit.
+  void require_identical(const std::vector<snn::Tensor>& inputs) {
+    auto [co, go] = forward(inputs);
+    REQUIRE(co.shape() == go.shape());
+    REQUIRE(co.values() == go.values());
+  }
 };
 
 // Largest |a − b| relative to max(1, |a|), elementwise; shapes must match.

@@ -49,13 +49,13 @@ void run_info(const InfoArgs& a) {
     std::printf(", std");
     for (float s : net.preprocessing().std) std::printf(" %g", s);
   }
-  std::printf("\n\n  %-4s %-28s %-10s %-18s %s\n", "#", "layer", "type", "output", "attributes");
+  std::printf("\n\n  %-4s %-28s %-18s %-18s %s\n", "#", "layer", "type", "output", "attributes");
   for (int i = 0; i < net.size(); ++i) {
     const snn::Layer& l = net.layer(i);
     std::string inputs;
     if (net.inputs(i).size() > 1 || (net.inputs(i)[0] != i - 1))
       for (int j : net.inputs(i)) inputs += (inputs.empty() ? " <- " : ", ") + (j < 0 ? std::string("input") : net.layer(j).name());
-    std::printf("  %-4d %-28s %-10s %-18s %s%s\n", i, l.name().c_str(), l.type().c_str(),
+    std::printf("  %-4d %-28s %-18s %-18s %s%s\n", i, l.name().c_str(), l.type().c_str(),
                 snn::to_string(net.output_shape(i)).c_str(), l.summary().c_str(), inputs.c_str());
   }
   std::printf("\n  parameters %lld, spiking neurons %lld, CNN MACs per image %lld\n", (long long)net.parameter_count(),

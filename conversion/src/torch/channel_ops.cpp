@@ -42,6 +42,7 @@ Val Interpreter::as_channels(const Node* n, const Val& v) {
   r.spatial.assign(s.begin() + 1, s.end());
   for (int64_t c = 0; c < s[0]; ++c) r.channels.emplace_back(v.act, c);
   r.view_id = next_view_id_++;
+  r.origin = stack_.empty() ? std::string() : stack_.back()->path;
   r.real = v.real;
   return r;
 }
@@ -52,6 +53,7 @@ Val Interpreter::channel_subset(const Val& x, int64_t begin, int64_t end, int64_
   for (int64_t c = begin; c < end; c += step) r.channels.push_back(x.channels[size_t(c)]);
   r.dims = {int64_t(r.channels.size())};
   r.view_id = next_view_id_++;
+  r.origin = stack_.empty() ? std::string() : stack_.back()->path;
   r.real = at::Tensor();  // set from LibTorch's result of the op
   return r;
 }
@@ -87,8 +89,13 @@ int Interpreter::materialise(const Node* n, const Val& v) {
   }
   bool slice = inputs.size() == 1;
   for (size_t i = 1; slice && i < key.size(); ++i) slice = key[i].second == key[i - 1].second + 1;
+  // Named where the channels were arranged (the module of the cat or shuffle), not where they are used.
   const std::string op = concat ? "cat" : slice ? "slice" : "shuffle";
-  auto layer = std::make_unique<snn::ChannelGather>(layer_name(op), int(inputs.size()), std::move(source_input),
+  const std::string base = v.origin.empty() ? op : v.origin + "." + op;
+  std::string name = base;
+  for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+  names_.insert(name);
+  auto layer = std::make_unique<snn::ChannelGather>(name, int(inputs.size()), std::move(source_input),
                                                     std::move(source_channel));
   const int act = add_layer(n, std::move(layer), inputs);
   gathers_[key] = act;
@@ -124,6 +131,7 @@ Val Interpreter::op_cat(Node* n, const std::vector<Val>& in) {
   }
   r.dims = {int64_t(r.channels.size())};
   r.view_id = next_view_id_++;
+  r.origin = stack_.empty() ? std::string() : stack_.back()->path;
   return r;
 }
 
@@ -239,6 +247,7 @@ Val Interpreter::op_transpose(Node* n, const std::string& k, const std::vector<V
     r.channels.push_back(x.channels[size_t(old)]);
   }
   r.view_id = next_view_id_++;
+  r.origin = stack_.empty() ? std::string() : stack_.back()->path;
   r.real = at::Tensor();
   return r;
 }
@@ -267,6 +276,7 @@ c10::optional<Val> Interpreter::channel_view(Node* n, const Val& x, const std::v
   Val r = as_channels(n, x);
   r.dims = dims;
   r.view_id = next_view_id_++;
+  r.origin = stack_.empty() ? std::string() : stack_.back()->path;
   r.real = at::Tensor();
   return r;
 }

@@ -58,6 +58,7 @@ struct Val {
   std::vector<int64_t> dims;
   snn::Shape spatial;
   int view_id = -1;  // identifies a Channels value across copies (for in-place ops on it)
+  std::string origin;  // Channels: module path of the op that made it (names the gather layer)
   // Act, Channels: the value LibTorch computes on the check images, [K, logical shape...]; undefined
   // when the import runs without reference inputs.
   at::Tensor real;
