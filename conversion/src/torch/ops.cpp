@@ -20,14 +20,6 @@ std::string num(double v) {
 
 std::string ints_str(const std::vector<int64_t>& v) { return snn::to_string(snn::Shape(v.begin(), v.end())); }
 
-// PyTorch's pooling output size (pooling_shape.h), to tell whether ceil_mode changes anything.
-int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil) {
-  int64_t num = in + 2 * p - (k - 1) - 1 + (ceil ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil && (out - 1) * s >= in + p) --out;
-  return out;
-}
-
 const std::set<std::string> kIdentityOps = {
     "aten::dropout",       "aten::dropout_",       "aten::feature_dropout",       "aten::feature_dropout_",
     "aten::alpha_dropout", "aten::alpha_dropout_", "aten::feature_alpha_dropout", "aten::feature_alpha_dropout_",
