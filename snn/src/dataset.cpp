@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cctype>
+#include <cmath>
 #include <climits>
 #include <cstdio>
 #include <filesystem>
@@ -16,7 +17,10 @@
 #include <memory>
 #include <sstream>
 
+#include "snn/checked_math.hpp"
 #include "snn/error.hpp"
+#include "snn/hdf5_util.hpp"
+#include "snn/memory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -86,6 +90,32 @@ std::string hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08X", v);
   return buf;
+}
+
+// Image bytes of `count` images of c x h x w as float32, checked for overflow and against the memory
+// available before anything is allocated for them.
+void require_image_memory(const std::string& path, int64_t count, int64_t c, int64_t h, int64_t w) {
+  const std::string what = path + ": " + std::to_string(count) + " images of " + std::to_string(c) + " x " +
+                           std::to_string(h) + " x " + std::to_string(w);
+  const int64_t per_image = numel_of({c, h, w});
+  const double bytes = double(count) * double(per_image) * double(sizeof(float));
+  require(double(count) * double(per_image) <= double(kMaxElements), what + " are more than 2^40 pixels");
+  require_memory(bytes, what + " (float32)", "use --limit N to load fewer images");
+}
+
+void check_label(int64_t label, const std::string& path, int64_t index) {
+  require(label >= 0, path + ": label " + std::to_string(label) + " of image " + std::to_string(index) + " is negative");
+  require(label < kMaxClasses, path + ": label " + std::to_string(label) + " of image " +
+                                                 std::to_string(index) + " is out of range (labels must be 0.." +
+                                                 std::to_string(kMaxClasses - 1) + ")");
+}
+
+void check_finite_pixels(const std::vector<float>& v, int64_t per_image, const std::string& path) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw Error(path + ": image " + std::to_string(int64_t(i) / std::max<int64_t>(1, per_image)) + " has a " +
+                  (std::isnan(v[i]) ? "NaN" : "infinite") + " pixel (element " +
+                  std::to_string(int64_t(i) % std::max<int64_t>(1, per_image)) + ")");
 }
 
 int32_t num_classes_of(const std::vector<int32_t>& labels) {
@@ -216,6 +246,7 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path,
                        " holds " + std::to_string(n) + " images");
 
   const int64_t keep = (limit > 0) ? std::min<int64_t>(limit, n) : n;
+  require_image_memory(images_path, keep, 1, h, w);
 
   // All labels (cheap), so that num_classes describes the whole file, not the kept prefix.
   std::vector<uint8_t> lbytes;
@@ -328,12 +359,16 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     require(lrank == 1 || (lrank == 2 && ldims[1] == 1),
             path + ": dataset 'labels' must be one-dimensional (N), found rank " + std::to_string(lrank));
     const auto nl = static_cast<int64_t>(ldims[0]);
+    require(lset.getIntType().getSize() <= 8, path + ": dataset 'labels' has integers wider than 64 bits");
+    require_memory(double(nl) * 12.0, path + ": dataset 'labels' (" + std::to_string(nl) + " entries)", "");
+    // Read as int64 so that no value is clamped on the way (2^40 must be an error, not 2^31 - 1).
+    std::vector<int64_t> wide(static_cast<size_t>(nl));
+    if (nl > 0) lset.read(wide.data(), H5::PredType::NATIVE_INT64);
     std::vector<int32_t> labels(static_cast<size_t>(nl));
-    if (nl > 0) lset.read(labels.data(), H5::PredType::NATIVE_INT32);
-    for (int64_t i = 0; i < nl; ++i)
-      require(labels[static_cast<size_t>(i)] >= 0, path + ": dataset 'labels' has a negative label (" +
-                                                       std::to_string(labels[static_cast<size_t>(i)]) +
-                                                       ") at index " + std::to_string(i));
+    for (int64_t i = 0; i < nl; ++i) {
+      check_label(wide[size_t(i)], path + " (dataset 'labels')", i);
+      labels[size_t(i)] = int32_t(wide[size_t(i)]);
+    }
 
     // Images.
     current = "images";
@@ -360,6 +395,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     require(is_uint8 || cls == H5T_FLOAT, path + ": dataset 'images' must hold uint8 or float32 values");
 
     const int64_t keep = (limit > 0) ? std::min(limit, n) : n;
+    require_image_memory(path, keep, c, h, w);
     const int64_t count = keep * c * h * w;
     H5::DataSpace mem(1, std::vector<hsize_t>{static_cast<hsize_t>(count)}.data());
     if (keep < n) {
@@ -376,6 +412,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     } else {
       std::vector<float> v(static_cast<size_t>(count));
       if (count > 0) iset.read(v.data(), H5::PredType::NATIVE_FLOAT, mem, ispace);
+      check_finite_pixels(v, c * h * w, path + " (dataset 'images')");
       ds.images = Tensor({keep, c, h, w}, std::move(v));
     }
     ds.num_classes = num_classes_of(labels);
@@ -387,7 +424,8 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     std::string msg = path + ": HDF5 error";
     if (!current.empty()) msg += " reading dataset '" + current + "'";
     const std::string detail = e.getDetailMsg();
-    if (!detail.empty()) msg += ": " + detail;
+    const std::string cause = h5::error_stack_text();
+    msg += ": " + (cause.empty() ? detail : cause);
     throw Error(msg);
   }
 }
@@ -457,6 +495,32 @@ Dataset load_dataset(const std::string& spec, int64_t limit) {
     default: break;
   }
   throw Error("cannot tell the format of dataset '" + spec + "'");
+}
+
+std::vector<std::string> dataset_files(const std::string& spec) {
+  const std::string kFm = "fashion-mnist:";
+  std::vector<std::string> files;
+  std::string images;
+  if (starts_with(spec, kFm)) {
+    images = fashion_mnist_dir() + (spec.substr(kFm.size()) == "train" ? "/train-images-idx3-ubyte.gz"
+                                                                        : "/t10k-images-idx3-ubyte.gz");
+  } else if (starts_with(spec, "cifar10:") || starts_with(spec, "cifar100:")) {
+    const std::string path = spec.substr(spec.find(':') + 1);
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+      for (const char* f : {"test_batch.bin", "test.bin"}) files.push_back((fs::path(path) / f).string());
+    else
+      files.push_back(path);
+    return files;
+  } else if (lower(fs::path(spec).filename().string()).find("idx3-ubyte") != std::string::npos) {
+    images = spec;
+  } else {
+    return {spec};
+  }
+  files.push_back(images);
+  if (images.find("images-idx3") != std::string::npos || images.find("images.idx3") != std::string::npos)
+    files.push_back(idx_labels_path_for(images));
+  return files;
 }
 
 }  // namespace snn

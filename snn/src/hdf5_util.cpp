@@ -1,11 +1,13 @@
 #include "snn/hdf5_util.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <unistd.h>
 
 #include "snn/error.hpp"
+#include "snn/output_file.hpp"
 
 namespace snn::h5 {
 
@@ -34,7 +36,14 @@ void write_attr(H5::H5Object& obj, const std::string& name, const std::vector<in
 
 bool has_attr(const H5::H5Object& obj, const std::string& name) { return obj.attrExists(name); }
 
+namespace {
+void require_attr(const H5::H5Object& obj, const std::string& name) {
+  if (!obj.attrExists(name)) throw Error("missing attribute '" + name + "'");
+}
+}  // namespace
+
 std::string read_string_attr(const H5::H5Object& obj, const std::string& name) {
+  require_attr(obj, name);
   H5::Attribute a = obj.openAttribute(name);
   if (a.getTypeClass() != H5T_STRING) throw Error("attribute '" + name + "' is not a string");
   H5::StrType type = a.getStrType();
@@ -45,6 +54,7 @@ std::string read_string_attr(const H5::H5Object& obj, const std::string& name) {
 }
 
 double read_double_attr(const H5::H5Object& obj, const std::string& name) {
+  require_attr(obj, name);
   H5::Attribute a = obj.openAttribute(name);
   if (a.getTypeClass() != H5T_FLOAT && a.getTypeClass() != H5T_INTEGER)
     throw Error("attribute '" + name + "' is not a number");
@@ -55,10 +65,12 @@ double read_double_attr(const H5::H5Object& obj, const std::string& name) {
 }
 
 std::vector<int64_t> read_int_array_attr(const H5::H5Object& obj, const std::string& name) {
+  require_attr(obj, name);
   H5::Attribute a = obj.openAttribute(name);
   if (a.getTypeClass() != H5T_INTEGER) throw Error("attribute '" + name + "' is not an integer array");
   H5::DataSpace space = a.getSpace();
   if (space.getSimpleExtentType() == H5S_NULL) return {};
+  if (space.getSimpleExtentNpoints() > 4096) throw Error("attribute '" + name + "' is implausibly long");
   std::vector<int64_t> v(static_cast<size_t>(space.getSimpleExtentNpoints()));
   if (!v.empty()) a.read(H5::PredType::NATIVE_INT64, v.data());
   return v;
@@ -75,7 +87,19 @@ void write_tensor(H5::Group& g, const std::string& name, const Tensor& t) {
   std::vector<hsize_t> dims(t.shape().begin(), t.shape().end());
   if (dims.empty()) dims.push_back(1);
   H5::DataSpace space(int(dims.size()), dims.data());
-  H5::DataSet ds = g.createDataSet(name, H5::PredType::NATIVE_FLOAT, space);
+  // A Fletcher-32 checksum on every non-empty tensor, verified by HDF5 on every read: a flipped bit in
+  // the weights is an error, not a silently different network. The filter needs a chunked layout;
+  // chunks stay under HDF5's 4 GiB limit by splitting the first dimension.
+  H5::DSetCreatPropList plist;
+  if (t.numel() > 0) {
+    std::vector<hsize_t> chunk = dims;
+    const int64_t row = t.numel() / int64_t(dims[0]);
+    const int64_t max_rows = std::max<int64_t>(1, (int64_t{1} << 28) / std::max<int64_t>(1, row));  // 1 GiB
+    chunk[0] = hsize_t(std::min<int64_t>(int64_t(dims[0]), max_rows));
+    plist.setChunk(int(chunk.size()), chunk.data());
+    plist.setFletcher32();
+  }
+  H5::DataSet ds = g.createDataSet(name, H5::PredType::NATIVE_FLOAT, space, plist);
   if (t.numel()) ds.write(t.data(), H5::PredType::NATIVE_FLOAT);
 }
 
@@ -106,8 +130,24 @@ Tensor read_tensor(const H5::Group& g, const std::string& name) {
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   space.getSimpleExtentDims(dims.data());
   Shape shape(dims.begin(), dims.end());
+  // The file declares the shape: check it against the data actually stored before allocating for it.
+  const int64_t numel = numel_of(shape);
+  const hsize_t stored = ds.getStorageSize();
+  if (numel > 0 && stored < hsize_t(numel) * sizeof(float))
+    throw Error("tensor '" + name + "' of shape " + to_string(shape) + " needs " +
+                std::to_string(numel * int64_t(sizeof(float))) + " bytes but the file stores " +
+                std::to_string(stored) + " (truncated or damaged file?)");
   Tensor t(shape);
-  if (t.numel()) ds.read(t.data(), H5::PredType::NATIVE_FLOAT);
+  if (t.numel()) {
+    try {
+      ds.read(t.data(), H5::PredType::NATIVE_FLOAT);
+    } catch (const H5::Exception&) {
+      const std::string cause = error_stack_text();
+      if (cause.find("checksum") != std::string::npos || cause.find("Fletcher") != std::string::npos)
+        throw Error("tensor '" + name + "' fails its Fletcher-32 checksum: the file is corrupted");
+      throw Error("tensor '" + name + "' cannot be read: " + cause);
+    }
+  }
   return t;
 }
 
@@ -118,33 +158,46 @@ std::vector<std::string> child_names(const H5::Group& g) {
   return names;
 }
 
-void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir)) throw Error("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
-  std::random_device rd;
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(rd() & 0xffffff));
-  try {
-    {
-      H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
-      write(file);
-    }
-    fs::rename(tmp, target);
-  } catch (const H5::Exception& e) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw Error("cannot write '" + path + "': HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
-  } catch (const fs::filesystem_error& e) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw Error("cannot write '" + path + "': " + e.what());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
+std::string error_stack_text() {
+  std::vector<std::string> lines;
+  auto collect = [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
+    if (e->desc && *e->desc) static_cast<std::vector<std::string>*>(out)->push_back(e->desc);
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect, &lines);  // innermost (the real cause) first
+  std::string text;
+  for (const auto& l : lines) {
+    if (text.find(l) != std::string::npos) continue;
+    text += (text.empty() ? "" : "; ") + l;
+    if (text.size() > 300) break;
   }
+  return text;
+}
+
+void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write) {
+  // The file is built in memory (HDF5's core driver, no backing store) and written out in one go by
+  // write_file_atomically: HDF5 never touches the disk, so a full disk is one clear errno, not a
+  // half-closed HDF5 file whose destructors fail at exit.
+  std::vector<unsigned char> image;
+  try {
+    H5::FileAccPropList fapl;
+    fapl.setCore(size_t{1} << 20, false);
+    // The default (earliest) file format on purpose: with the 1.8+ format the superblock carries a
+    // checksum that HDF5 1.10's H5Fget_file_image leaves stale. Damage is caught by the tensors'
+    // Fletcher-32 and the model file's own CRC-32 digests instead.
+    H5::H5File file("snnc-in-memory-" + std::to_string(::getpid()) + ".h5", H5F_ACC_TRUNC,
+                    H5::FileCreatPropList::DEFAULT, fapl);
+    write(file);
+    file.flush(H5F_SCOPE_GLOBAL);
+    const ssize_t n = H5Fget_file_image(file.getId(), nullptr, 0);
+    if (n < 0) throw Error("cannot write '" + path + "': HDF5 could not produce the file image");
+    image.resize(size_t(n));
+    if (H5Fget_file_image(file.getId(), image.data(), image.size()) != n)
+      throw Error("cannot write '" + path + "': HDF5 could not produce the file image");
+  } catch (const H5::Exception& e) {
+    throw Error("cannot write '" + path + "': HDF5 error: " + error_stack_text());
+  }
+  write_file_atomically(path, image.data(), image.size());
 }
 
 }  // namespace snn::h5

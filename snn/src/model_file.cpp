@@ -1,5 +1,9 @@
 #include "snn/model_file.hpp"
 
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -26,8 +30,79 @@ std::string node_group_name(int i) {
   return os.str();
 }
 
+// A CRC-32 over a canonical encoding of what a file says: every layer's type, name, inputs, numbers,
+// strings and tensors, and the file's own header. Stored on writing and checked on reading, so a bit
+// flipped anywhere (not only in tensor data, which Fletcher-32 also guards) is an error.
+class Digest {
+ public:
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const Bytef*>(p);
+    while (n > 0) {
+      const uInt k = uInt(std::min<size_t>(n, size_t{1} << 30));
+      crc_ = ::crc32(crc_, b, k);
+      b += k, n -= k;
+    }
+  }
+  void text(const std::string& s) {
+    integer(int64_t(s.size()));
+    bytes(s.data(), s.size());
+  }
+  void integer(int64_t v) { bytes(&v, sizeof v); }
+  void number(double v) { bytes(&v, sizeof v); }
+  void tensor(const Tensor& t) {
+    Shape shape = t.shape().empty() ? Shape{1} : t.shape();  // a scalar is stored as [1]
+    integer(int64_t(shape.size()));
+    for (int64_t d : shape) integer(d);
+    bytes(t.data(), size_t(t.numel()) * sizeof(float));
+  }
+  int64_t value() const { return int64_t(crc_); }
+
+ private:
+  uLong crc_ = ::crc32(0L, Z_NULL, 0);
+};
+
+int64_t layer_digest(const LayerRecord& r, const std::vector<int64_t>& inputs) {
+  Digest d;
+  d.text(r.type);
+  d.text(r.name);
+  d.integer(int64_t(inputs.size()));
+  for (int64_t i : inputs) d.integer(i);
+  for (const auto& [k, v] : r.numbers) d.text(k), d.number(v);
+  for (const auto& [k, v] : r.strings) d.text(k), d.text(v);
+  for (const auto& [k, t] : r.tensors) d.text(k), d.tensor(t);
+  return d.value();
+}
+
+int64_t header_digest(const Shape& input_shape, int64_t layer_count, const Preprocessing& p,
+                      const std::map<std::string, std::string>& metadata) {
+  Digest d;
+  for (int64_t v : input_shape) d.integer(v);
+  d.integer(layer_count);
+  for (float m : p.mean) d.number(m);
+  for (float s : p.std) d.number(s);
+  for (const auto& [k, v] : metadata) d.text(k), d.text(v);
+  return d.value();
+}
+
+std::string hex(int64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%08llx", (unsigned long long)v);
+  return buf;
+}
+
+void check_digest(const H5::H5Object& obj, int64_t computed, const std::string& what) {
+  if (!h5::has_attr(obj, "crc32")) return;  // files from snnc before 0.1.0 carry none
+  const double stored = h5::read_double_attr(obj, "crc32");
+  if (stored != double(computed))
+    throw Error("CRC-32 check failed for " + what + " (stored " + hex(int64_t(stored)) + ", computed " + hex(computed) +
+                "): the file is corrupted, or was edited outside snnc (if on purpose, delete its 'crc32' attribute)");
+}
+
 void write_layer(H5::Group& layers, int index, const std::vector<int>& inputs, const LayerRecord& r) {
+  check_finite(r);
   H5::Group g = layers.createGroup(node_group_name(index));
+  const std::vector<int64_t> in(inputs.begin(), inputs.end());
+  h5::write_attr(g, "crc32", layer_digest(r, in));
   h5::write_attr(g, "type", r.type);
   h5::write_attr(g, "name", r.name);
   h5::write_attr(g, "inputs", std::vector<int64_t>(inputs.begin(), inputs.end()));
@@ -46,6 +121,7 @@ void save_network(const Network& net, const std::string& path) {
     h5::write_attr(file, "snnc_version", std::string(snnc_version()));
     h5::write_attr(file, "input_shape", net.input_shape());
     h5::write_attr(file, "layer_count", int64_t(net.size()));
+    h5::write_attr(file, "crc32", header_digest(net.input_shape(), net.size(), net.preprocessing(), net.metadata()));
     H5::Group meta = file.createGroup("metadata");
     for (const auto& [k, v] : net.metadata()) h5::write_attr(meta, k, v);
     if (!net.preprocessing().identity()) {
@@ -61,7 +137,9 @@ void save_network(const Network& net, const std::string& path) {
 
 Network load_network(const std::string& path) {
   namespace fs = std::filesystem;
-  if (!fs::exists(path)) throw Error("model file not found: " + path);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error("model file not found: " + path);
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, expected a model file (.snn.h5)");
   H5::Exception::dontPrint();
   std::string where = path;
   try {
@@ -69,13 +147,21 @@ Network load_network(const std::string& path) {
     H5::H5File file(path, H5F_ACC_RDONLY);
     if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != kFormat)
       throw Error(path + ": not an snnc network file (missing format = \"" + kFormat + "\")");
-    const int64_t version = int64_t(h5::read_double_attr(file, "format_version"));
+    const double version_attr = h5::read_double_attr(file, "format_version");
+    const int64_t version = std::isfinite(version_attr) && std::fabs(version_attr) < 1e9 ? int64_t(version_attr) : -1;
     if (version < kOldestModelFormatVersion || version > kModelFormatVersion)
-      throw Error(path + ": model format version " + std::to_string(version) + " is not supported (this snnc " +
+      throw Error(path + ": model format version " + std::to_string(version_attr) + " is not supported (this snnc " +
                   snnc_version() + " reads versions " + std::to_string(kOldestModelFormatVersion) + " to " +
                   std::to_string(kModelFormatVersion) + ")");
-    Network net(h5::read_int_array_attr(file, "input_shape"));
-    const int64_t count = int64_t(h5::read_double_attr(file, "layer_count"));
+    const Shape input_shape = h5::read_int_array_attr(file, "input_shape");
+    for (int64_t d : input_shape)
+      require(d > 0 && d <= int64_t{1} << 31, "input_shape " + to_string(input_shape) + " is not a valid image shape");
+    numel_of(input_shape);  // refuses shapes beyond 2^40 elements
+    Network net(input_shape);
+    const double count_attr = h5::read_double_attr(file, "layer_count");
+    require(count_attr >= 1 && count_attr <= 1e6 && count_attr == std::floor(count_attr),
+            "layer_count " + std::to_string(count_attr) + " is not a plausible number of layers");
+    const int64_t count = int64_t(count_attr);
 
     if (file.nameExists("metadata")) {
       H5::Group meta = file.openGroup("metadata");
@@ -88,6 +174,8 @@ Network load_network(const std::string& path) {
       p.std = h5::read_tensor(pre, "std").values();
       net.set_preprocessing(p);
     }
+    check_digest(file, header_digest(net.input_shape(), count, net.preprocessing(), net.metadata()),
+                 "the file header (input shape, layer count, preprocessing, metadata)");
     H5::Group layers = file.openGroup("layers");
     if (int64_t(layers.getNumObjs()) != count)
       throw Error(path + ": file says " + std::to_string(count) + " layers but holds " +
@@ -105,15 +193,19 @@ Network load_network(const std::string& path) {
       }
       for (const auto& k : h5::child_names(g)) r.tensors[k] = h5::read_tensor(g, k);
       std::vector<int64_t> in = h5::read_int_array_attr(g, "inputs");
+      for (int64_t j : in)
+        require(j >= Network::kInput && j < i, "input node " + std::to_string(j) + " does not precede the layer");
+      check_digest(g, layer_digest(r, in), "the layer's contents");
       net.add(layer_from_record(r), std::vector<int>(in.begin(), in.end()));
     }
     net.validate();
     return net;
   } catch (const H5::Exception& e) {
-    throw Error(where + ": cannot read (corrupted or truncated HDF5?): " + e.getDetailMsg());
+    throw Error(where + ": cannot read (corrupted or truncated file?): " + h5::error_stack_text());
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;
+    if (msg.rfind("layer '", 0) == 0) throw Error(path + ": " + msg);  // names the layer already
     throw Error(where + ": " + msg);
   }
 }

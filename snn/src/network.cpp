@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "snn/checked_math.hpp"
 #include "snn/error.hpp"
 
 namespace snn {
@@ -116,8 +117,12 @@ int64_t Network::parameter_count() const {
 
 int64_t Network::macs_per_sample() const {
   int64_t n = 0;
-  for (int i = 0; i < size(); ++i) n += layer(i).macs(input_shapes(i));
+  for (int i = 0; i < size(); ++i) n = checked_add(n, layer(i).macs(input_shapes(i)), "the network's MAC count");
   return n;
+}
+
+void check_finite_parameters(const Network& net) {
+  for (int i = 0; i < net.size(); ++i) check_finite(net.layer(i).to_record());
 }
 
 void check_input_shape(const Network& net, const Tensor& images) {

@@ -4,14 +4,17 @@
 #include <cmath>
 #include <sstream>
 
+#include "snn/checked_math.hpp"
 #include "snn/error.hpp"
 
 namespace snn {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
+  for (int64_t d : shape) require(d >= 0, "negative dimension in shape " + to_string(shape));
   for (int64_t d : shape) {
-    require(d >= 0, "negative dimension in shape " + to_string(shape));
+    if (d == 0) return 0;
+    require(d <= kMaxElements / n, "shape " + to_string(shape) + " has more than 2^40 elements");
     n *= d;
   }
   return n;

@@ -509,3 +509,42 @@ TEST_CASE("SNNC_FASHION_MNIST_DIR moves where fashion-mnist:* is read from", "[d
   REQUIRE(snn::fashion_mnist_dir() == snn::kFashionMnistDir);
   fs::remove_all(dir);
 }
+
+TEST_CASE("HDF5 datasets: labels, pixels and sizes are validated before use", "[dataset]") {
+  using Catch::Contains;
+  const std::string dir = snn_test::temp_path("dataset_validation");
+  fs::create_directories(dir);
+  auto write_set = [](const std::string& path, const std::vector<float>& pixels, const std::vector<int64_t>& labels) {
+    H5::H5File f(path, H5F_ACC_TRUNC);
+    h5_write(f, "images", H5::PredType::IEEE_F32LE, H5::PredType::NATIVE_FLOAT,
+             {hsize_t(labels.size()), 1, 1, hsize_t(pixels.size() / labels.size())}, pixels);
+    h5_write(f, "labels", H5::PredType::STD_I64LE, H5::PredType::NATIVE_INT64, {hsize_t(labels.size())}, labels);
+  };
+  SECTION("a label beyond int32 is refused, not clamped") {
+    const std::string path = dir + "/big_label.h5";
+    write_set(path, {0.1f, 0.2f, 0.3f, 0.4f}, {1, int64_t{1} << 40});
+    REQUIRE_THROWS_WITH(snn::load_dataset(path), Contains(path) && Contains("1099511627776") &&
+                                                     Contains("image 1") && Contains("out of range"));
+  }
+  SECTION("NaN and Inf pixels are refused with the image named") {
+    const std::string path = dir + "/nan.h5";
+    write_set(path, {0.1f, 0.2f, 0.3f, std::numeric_limits<float>::quiet_NaN()}, {0, 1});
+    REQUIRE_THROWS_WITH(snn::load_dataset(path), Contains(path) && Contains("image 1") && Contains("NaN"));
+    write_set(path, {std::numeric_limits<float>::infinity(), 0.2f, 0.3f, 0.4f}, {0, 1});
+    REQUIRE_THROWS_WITH(snn::load_dataset(path), Contains("image 0") && Contains("infinite"));
+  }
+  SECTION("images declared far larger than memory are refused up front, even with a limit") {
+    const std::string path = dir + "/huge.h5";
+    {
+      H5::H5File f(path, H5F_ACC_TRUNC);
+      hsize_t dims[4] = {1000000, 1, 100000, 100000}, chunk[4] = {1, 1, 64, 64};
+      H5::DSetCreatPropList plist;
+      plist.setChunk(4, chunk);
+      f.createDataSet("images", H5::PredType::STD_U8LE, H5::DataSpace(4, dims), plist);  // never written
+      h5_write(f, "labels", H5::PredType::STD_I64LE, H5::PredType::NATIVE_INT64, {1000000},
+               std::vector<int64_t>(1000000, 0));
+    }
+    REQUIRE_THROWS_WITH(snn::load_dataset(path, 50), Contains(path) && Contains("50 images") &&
+                                                         Contains("memory") && Contains("--limit"));
+  }
+}

@@ -96,6 +96,7 @@ TEST_CASE("damaged model files give clear errors", "[model_file]") {
     {
       H5::H5File f(bad, H5F_ACC_RDWR);
       H5::Group g = f.openGroup("layers/0000");
+      g.removeAttr("crc32");  // edited on purpose: the digest would refuse it first
       g.unlink("weight");
       hsize_t dims[4] = {4, 2, 2, 2};
       std::vector<float> zeros(32, 0.0f);
@@ -110,6 +111,7 @@ TEST_CASE("damaged model files give clear errors", "[model_file]") {
     {
       H5::H5File f(bad, H5F_ACC_RDWR);
       H5::Group g = f.openGroup("layers/0001");
+      g.removeAttr("crc32");
       g.removeAttr("type");
       H5::StrType st(H5::PredType::C_S1, 7);
       g.createAttribute("type", st, H5::DataSpace(H5S_SCALAR)).write(st, std::string("mystery"));
@@ -120,7 +122,8 @@ TEST_CASE("damaged model files give clear errors", "[model_file]") {
 
 TEST_CASE("saving into a missing directory fails and leaves nothing", "[model_file]") {
   const Network net = calibrated_network();
-  REQUIRE_THROWS_WITH(save_network(net, snn_test::temp_path("no_such_dir/x.snn.h5")), Catch::Contains("does not exist"));
+  REQUIRE_THROWS_WITH(save_network(net, snn_test::temp_path("no_such_dir/x.snn.h5")), Catch::Contains("No such file or directory"));
+  REQUIRE_FALSE(fs::exists(snn_test::temp_path("no_such_dir")));
 }
 
 namespace {
@@ -213,13 +216,15 @@ TEST_CASE("a version-1 model file still loads, with PyTorch's pooling defaults",
   const Network net = calibrated_network();  // avg and max pooling, floor mode, padding counted
   const std::string path = snn_test::temp_path("v1.snn.h5");
   save_network(net, path);
-  {  // What version 1 wrote: no ceil_mode / count_include_pad attributes.
+  {  // What version 1 wrote: no ceil_mode / count_include_pad attributes, no CRC-32 digests.
     set_file_version(path, 1);
     H5::H5File f(path, H5F_ACC_RDWR);
+    f.removeAttr("crc32");
     H5::Group layers = f.openGroup("layers");
     int stripped = 0;
     for (hsize_t i = 0; i < layers.getNumObjs(); ++i) {
       H5::Group g = layers.openGroup(layers.getObjnameByIdx(i));
+      g.removeAttr("crc32");
       for (const char* key : {"n:ceil_mode", "n:count_include_pad"})
         if (g.attrExists(key)) {
           g.removeAttr(key);
@@ -247,6 +252,7 @@ TEST_CASE("damaged version-2 records give clear errors", "[model_file]") {
   {
     H5::H5File f(path, H5F_ACC_RDWR);
     H5::Group g = f.openGroup("layers/0004");  // the gather
+    g.removeAttr("crc32");  // a deliberate edit; the digest would refuse it before the record's own checks
     g.unlink("source_channel");
     hsize_t dims[1] = {6};
     const float bad[6] = {0, 0, 3, 2, 1.5f, 2};
@@ -254,4 +260,112 @@ TEST_CASE("damaged version-2 records give clear errors", "[model_file]") {
         .write(bad, H5::PredType::NATIVE_FLOAT);
   }
   REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("mix") && Catch::Contains("non-integer"));
+}
+
+TEST_CASE("model files carry checksums: damage and edits are refused, naming the layer", "[model_file]") {
+  const Network net = calibrated_network();
+  const std::string good = snn_test::temp_path("sums.snn.h5");
+  save_network(net, good);
+
+  SECTION("a flipped bit in a weight tensor fails its Fletcher-32 checksum") {
+    const std::string bad = snn_test::temp_path("flipped.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    haddr_t offset = 0;
+    {
+      H5::H5File f(bad, H5F_ACC_RDONLY);
+      H5::DataSet ds = f.openDataSet("layers/0000/weight");
+      const hsize_t origin[4] = {0, 0, 0, 0};
+      unsigned mask = 0;
+      hsize_t size = 0;
+      REQUIRE(H5Dget_chunk_info_by_coord(ds.getId(), origin, &mask, &offset, &size) >= 0);
+      REQUIRE(size > 6);
+    }
+    std::fstream io(bad, std::ios::binary | std::ios::in | std::ios::out);
+    io.seekg(std::streamoff(offset + 6));
+    char c = 0;
+    io.read(&c, 1);
+    c ^= 0x04;
+    io.seekp(std::streamoff(offset + 6));
+    io.write(&c, 1);
+    io.close();
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("conv1") && Catch::Contains("weight") &&
+                                               Catch::Contains("checksum"));
+  }
+  SECTION("an edited threshold fails the layer's CRC-32") {
+    const std::string bad = snn_test::temp_path("edited.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    const int node = net.neuron_nodes()[0];
+    char group[32];
+    std::snprintf(group, sizeof group, "layers/%04d", node);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      H5::DataSet ds = f.openDataSet(std::string(group) + "/threshold");
+      std::vector<float> th(size_t(ds.getSpace().getSimpleExtentNpoints()));
+      ds.read(th.data(), H5::PredType::NATIVE_FLOAT);
+      th[0] *= 2.0f;
+      ds.write(th.data(), H5::PredType::NATIVE_FLOAT);
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains(net.layer(node).name()) && Catch::Contains("CRC-32"));
+  }
+  SECTION("an edited provenance string fails the header's CRC-32") {
+    const std::string bad = snn_test::temp_path("meta.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      H5::Group g = f.openGroup("metadata");
+      g.removeAttr("source");
+      H5::StrType st(H5::PredType::C_S1, 5);
+      g.createAttribute("source", st, H5::DataSpace(H5S_SCALAR)).write(st, std::string("forge"));
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("header") && Catch::Contains("CRC-32"));
+  }
+  SECTION("NaN in a weight is refused with the layer, tensor and element named") {
+    const std::string bad = snn_test::temp_path("nan.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      f.openGroup("layers/0000").removeAttr("crc32");  // as a hand edit would leave it
+      H5::DataSet ds = f.openDataSet("layers/0000/weight");
+      std::vector<float> w(size_t(ds.getSpace().getSimpleExtentNpoints()));
+      ds.read(w.data(), H5::PredType::NATIVE_FLOAT);
+      w[3] = std::numeric_limits<float>::quiet_NaN();
+      ds.write(w.data(), H5::PredType::NATIVE_FLOAT);
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("conv1") && Catch::Contains("'weight'") &&
+                                               Catch::Contains("NaN") && Catch::Contains("element 3"));
+  }
+  SECTION("a missing attribute is named") {
+    const std::string bad = snn_test::temp_path("noattr.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      f.openGroup("layers/0001").removeAttr("name");
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("missing attribute 'name'") && Catch::Contains("#1"));
+  }
+  SECTION("an input shape too large to count is refused, not wrapped around") {
+    const std::string bad = snn_test::temp_path("huge.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      f.removeAttr("crc32");
+      f.removeAttr("input_shape");
+      hsize_t n = 3;
+      const int64_t dims[3] = {2000000000, 2000000000, 2000000000};
+      f.createAttribute("input_shape", H5::PredType::NATIVE_INT64, H5::DataSpace(1, &n))
+          .write(H5::PredType::NATIVE_INT64, dims);
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("2^40"));
+  }
+  SECTION("saving a network with an infinite parameter is refused and writes nothing") {
+    Network broken({4});
+    Tensor weight({3, 4}, 0.5f);
+    weight[7] = std::numeric_limits<float>::infinity();
+    broken.add(std::make_unique<Linear>("fc", weight, Tensor({3}, 0.0f)));
+    const std::string out = snn_test::temp_path("inf.snn.h5");
+    fs::remove(out);
+    REQUIRE_THROWS_WITH(save_network(broken, out), Catch::Contains("Inf") && Catch::Contains("'weight'") &&
+                                                   Catch::Contains("fc"));
+    REQUIRE_FALSE(fs::exists(out));
+  }
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #ifdef SNN_HAVE_CONVERSION
@@ -20,12 +21,20 @@ struct CalibrateArgs {
 };
 
 void run_calibrate(CalibrateArgs& a) {
-  snn::Network net = snn::load_network(a.model);
+  // Everything that can be checked before the long work is: options, output path, memory.
   auto method = snn::conversion::make_calibrator(a.method);
   a.opts.batch_size = a.run.batch_size;
-  snn::conversion::check_calibration_options(a.opts, nullptr);  // bad options fail before loading data
+  snn::conversion::check_calibration_options(a.opts, nullptr);
+  std::vector<std::string> inputs = {a.model};
+  if (method->needs_data()) for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
+  check_output(a.out, inputs);
+  snn::Network net = snn::load_network(a.model);
+  check_run_memory(net, a.run.batch_size, a.opts.timesteps);
   snn::Dataset data;
-  if (method->needs_data()) data = open_dataset(a.data, a.run);
+  if (method->needs_data()) {
+    data = open_dataset(a.data, a.run);
+    check_readout(net, data, a.data);
+  }
   auto backend = open_backend(a.run);
   Progress progress("calibrate " + a.method, progress_enabled(a.run));
   std::string last_stage;
@@ -53,11 +62,11 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("model", a->model, "Model file (.snn.h5)")->required();
   cmd->add_option("-o,--out", a->out, "Output model file")->required();
   cmd->add_option("--data", a->data, "Calibration images (training set)")->capture_default_str();
-  cmd->add_option("--T", a->opts.timesteps, "Timesteps to calibrate for (serves every t <= T)")->required();
+  cmd->add_option("--T", a->opts.timesteps, "Timesteps to calibrate for (serves every t <= T)")->required()->check(whole_in(1, kMaxTimesteps));
   cmd->add_option("--method", a->method, "ftbc, ftbc-paper, light or rts")->capture_default_str();
-  cmd->add_option("--alpha", a->opts.alpha, "FTBC step size")->capture_default_str();
-  cmd->add_option("--batches", a->opts.batches, "Calibration batches")->capture_default_str();
-  cmd->add_option("--iters", a->opts.iters, "Passes over the batches")->capture_default_str();
+  cmd->add_option("--alpha", a->opts.alpha, "FTBC step size")->capture_default_str()->check(real_in(0, 1e6, true));
+  cmd->add_option("--batches", a->opts.batches, "Calibration batches")->capture_default_str()->check(whole_in(1, 1 << 20));
+  cmd->add_option("--iters", a->opts.iters, "Passes over the batches")->capture_default_str()->check(whole_in(1, 1 << 20));
   cmd->add_option("--seed", a->opts.seed, "Seed choosing the calibration images")->capture_default_str();
   cmd->add_option("--variant", a->opts.variant, "FTBC variant: fixed or paper")->capture_default_str()
       ->check(CLI::IsMember({"fixed", "paper"}));

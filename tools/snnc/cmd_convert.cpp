@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common.hpp"
+#include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
@@ -90,6 +91,11 @@ snn::Preprocessing make_preprocessing(const ConvertArgs& a, const snn::Shape& in
 
 void run_convert(const ConvertArgs& a) {
   using namespace snn::conversion;
+  {
+    std::vector<std::string> inputs = {a.model};
+    for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
+    check_output(a.out, inputs);
+  }
   // Calibration images: --limit if given, else a default that is plenty for percentiles.
   std::unique_ptr<snn::Dataset> data;
   if (!a.data.empty()) {
@@ -134,6 +140,12 @@ void run_convert(const ConvertArgs& a) {
   ImportReport report;
   snn::Network net = import_torchscript(a.model, io, &report);
   net.set_preprocessing(pre);
+  try {
+    snn::check_finite_parameters(net);
+  } catch (const snn::Error& e) {
+    throw snn::Error(a.model + ": " + e.what());
+  }
+  if (data) check_readout(net, *data, a.data);
 
   // Thresholds of ReLU neurons come from data; clip and QCFS layers carry theirs.
   if (needs_data_thresholds(net) && !data)
@@ -313,25 +325,33 @@ void register_convert(CLI::App& app) {
   cmd->add_option("--norm", args->norm, "Threshold from the activations: max or percentile")
       ->check(CLI::IsMember({"max", "percentile"}));
   cmd->add_option("--percentile", args->percentile, "Percentile of the positive activations (default 99.99)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(real_in(0.0, 100.0, true));
   cmd->add_flag("--channelwise", args->channelwise, "One threshold per channel instead of per layer");
-  cmd->add_option("--mean", args->mean, "Per-channel input mean, comma separated (stored in the model)")->delimiter(',');
-  cmd->add_option("--std", args->std, "Per-channel input std, comma separated")->delimiter(',');
-  cmd->add_option("--input-shape", args->input_shape, "C,H,W of one image (default: from --data)")->delimiter(',');
+  cmd->add_option("--mean", args->mean, "Per-channel input mean, comma separated (stored in the model)")->delimiter(',')
+      ->check(real_in(-1e6, 1e6));
+  cmd->add_option("--std", args->std, "Per-channel input std, comma separated")->delimiter(',')
+      ->check(real_in(0.0, 1e6, true));
+  cmd->add_option("--input-shape", args->input_shape, "C,H,W of one image (default: from --data)")->delimiter(',')
+      ->check(whole_in(1, 1 << 20));
   cmd->add_option("--neuron", args->neuron, "Neuron model: if or lif")->check(CLI::IsMember({"if", "lif"}));
-  cmd->add_option("--beta", args->beta, "LIF leak factor in (0, 1] (default 0.9; ignored for if)");
+  cmd->add_option("--beta", args->beta, "LIF leak factor in (0, 1] (default 0.9; ignored for if)")
+      ->check(real_in(0.0, 1.0, true));
   cmd->add_option("--reset", args->reset, "Reset after a spike: subtract or zero")
       ->check(CLI::IsMember({"subtract", "zero"}));
-  cmd->add_option("--v-init", args->v_init, "Initial membrane potential as a fraction of the threshold (default 0.5)");
+  cmd->add_option("--v-init", args->v_init, "Initial membrane potential as a fraction of the threshold (default 0.5)")
+      ->check(real_in(0.0, 1.0));
   cmd->add_flag("--no-check", args->no_check, "Skip the faithfulness check against LibTorch (not recommended)");
   cmd->add_option("--check-tolerance", args->check_tolerance,
                    "Faithfulness: largest difference from LibTorch per layer, relative to the layer's largest "
-                   "value (default 1e-3)");
+                   "value (default 1e-3)")
+      ->check(real_in(0.0, 1e6));
   cmd->add_option("--check-moved", args->check_moved,
                   "Faithfulness: largest fraction of a quantised (QCFS) layer's outputs that may move by a level "
-                  "(default 1e-3)");
+                  "(default 1e-3)")
+      ->check(real_in(0.0, 1.0));
   cmd->add_option("--check-images", args->check_images,
-                  "Faithfulness: images for the layer-by-layer check (default 16; logits are compared on up to 256)");
+                  "Faithfulness: images for the layer-by-layer check (default 16; logits are compared on up to 256)")
+      ->check(whole_in(1, 4096));
   add_run_options(cmd, args->run);
   cmd->callback([args, cmd] {
     args->limit_given = cmd->count("--limit") > 0;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
@@ -19,7 +20,9 @@ struct EvalArgs {
 
 void run_eval(const EvalArgs& a) {
   const snn::Network net = snn::load_network(a.model);
+  check_run_memory(net, a.run.batch_size, a.ann_only ? 1 : a.timesteps);
   const snn::Dataset data = open_dataset(a.data, a.run);
+  check_readout(net, data, a.data);
   auto backend = open_backend(a.run);
   nlohmann::json j = {{"model", a.model}, {"data", a.data}, {"images", data.size()}, {"device", backend->name()}};
   {
@@ -55,7 +58,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--data", args->data, "Dataset: fashion-mnist:test, IDX/CIFAR/HDF5 file")->required();
   cmd->add_flag("--ann", args->ann_only, "Only the ANN view (the source CNN)");
   cmd->add_option("--T", args->timesteps, "Timesteps for the SNN accuracy")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_in(1, kMaxTimesteps))
       ->capture_default_str();
   cmd->add_option("--encoding", args->encoding, "Input encoding: direct or poisson")
       ->check(CLI::IsMember({"direct", "poisson"}))

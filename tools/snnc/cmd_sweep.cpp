@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #ifdef SNN_HAVE_CONVERSION
@@ -140,8 +141,16 @@ void print_table(const std::vector<snn::SweepResult>& results, bool all_steps) {
 }
 
 void run_sweep_cmd(const SweepArgs& a) {
+  // Everything that can be checked before the long work is: output path, memory, labels.
+  std::vector<std::string> inputs = {a.model};
+  for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
+  if (!a.compare.empty())
+    for (const auto& f : dataset_inputs(a.calib_data)) inputs.push_back(f);
+  if (!a.out.empty()) check_output(a.out, inputs);
   const snn::Network net = snn::load_network(a.model);
+  check_run_memory(net, std::max(a.run.batch_size, a.calib_batch_size), a.timesteps);
   const snn::Dataset data = open_dataset(a.data, a.run);
+  check_readout(net, data, a.data);
   auto backend = open_backend(a.run);
   snn::SweepOptions o;
   o.sim.timesteps = a.timesteps;
@@ -157,7 +166,10 @@ void run_sweep_cmd(const SweepArgs& a) {
   } else {
     snn::Dataset calib;
     const bool need_calib = needs_calibration_data(a.compare, net, a.timesteps);
-    if (need_calib) calib = snn::load_dataset(a.calib_data);
+    if (need_calib) {
+      calib = snn::load_dataset(a.calib_data);
+      check_readout(net, calib, a.calib_data);
+    }
     for (size_t m = 0; m < a.compare.size(); ++m) {
       double calib_seconds = 0;
       const snn::Network variant =
@@ -203,7 +215,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("model", args->model, "Model file (.snn.h5)")->required();
   cmd->add_option("--data", args->data, "Dataset: fashion-mnist:test, IDX/CIFAR/HDF5 file")->required();
   cmd->add_option("--T", args->timesteps, "Timesteps to simulate (accuracy is reported for every t <= T)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_in(1, kMaxTimesteps))
       ->capture_default_str();
   cmd->add_option("--encoding", args->encoding, "Input encoding: direct or poisson")
       ->check(CLI::IsMember({"direct", "poisson"}))
@@ -215,11 +227,14 @@ void register_sweep(CLI::App& app) {
                   "Methods to compare on the same images: none, model, ftbc, ftbc-paper, light, rts")
       ->delimiter(',');
   cmd->add_option("--calib-data", args->calib_data, "Calibration images for --compare methods")->capture_default_str();
-  cmd->add_option("--calib-batch-size", args->calib_batch_size, "Calibration batch size")->capture_default_str();
+  cmd->add_option("--calib-batch-size", args->calib_batch_size, "Calibration batch size")->capture_default_str()
+      ->check(whole_in(1, 1 << 20));
 #ifdef SNN_HAVE_CONVERSION
-  cmd->add_option("--alpha", args->calib.alpha, "FTBC step size")->capture_default_str();
-  cmd->add_option("--batches", args->calib.batches, "Calibration batches")->capture_default_str();
-  cmd->add_option("--iters", args->calib.iters, "Calibration passes over the batches")->capture_default_str();
+  cmd->add_option("--alpha", args->calib.alpha, "FTBC step size")->capture_default_str()->check(real_in(0, 1e6, true));
+  cmd->add_option("--batches", args->calib.batches, "Calibration batches")->capture_default_str()
+      ->check(whole_in(1, 1 << 20));
+  cmd->add_option("--iters", args->calib.iters, "Calibration passes over the batches")->capture_default_str()
+      ->check(whole_in(1, 1 << 20));
   cmd->add_option("--calib-seed", args->calib.seed, "Seed choosing the calibration images")->capture_default_str();
   cmd->add_option("--variant", args->calib.variant, "FTBC variant for 'ftbc': fixed or paper")
       ->check(CLI::IsMember({"fixed", "paper"}));

@@ -5,7 +5,10 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "option_checks.hpp"
 #include "snn/error.hpp"
+#include "snn/memory.hpp"
+#include "snn/output_file.hpp"
 
 namespace snnc {
 
@@ -16,11 +19,39 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--device", o.device, "Backend: cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--limit", o.limit, "Use only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--batch-size", o.batch_size, "Images per batch")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o.threads, "CPU threads (0 = all cores)")->check(whole_in(0, max_threads()));
+  cmd->add_option("--limit", o.limit, "Use only the first N images (0 = all)")->check(whole_at_least(0));
+  cmd->add_option("--batch-size", o.batch_size, "Images per batch")->check(whole_in(1, 1 << 20));
   cmd->add_flag("--quiet,-q", o.quiet, "No progress output");
   cmd->add_flag("--json", o.json, "Print one JSON object on stdout");
+}
+
+void check_output(const std::string& out, const std::vector<std::string>& inputs) {
+  snn::check_output_path(out, inputs, "-o");
+}
+
+std::vector<std::string> dataset_inputs(const std::string& spec) {
+  return spec.empty() ? std::vector<std::string>{} : snn::dataset_files(spec);
+}
+
+void check_readout(const snn::Network& net, const snn::Dataset& data, const std::string& spec) {
+  const int out = net.output_node();
+  const int64_t outputs = snn::numel_of(net.output_shape(out));
+  const std::string readout = "the model's readout '" + net.layer(out).name() + "' has " + std::to_string(outputs) +
+                              " output" + (outputs == 1 ? "" : "s");
+  if (data.num_classes > outputs)
+    throw snn::Error("dataset '" + spec + "' has labels up to " + std::to_string(data.num_classes - 1) + " but " +
+                     readout + ": those images can never be classified correctly (wrong model or dataset?)");
+  if (data.num_classes < outputs)
+    std::fprintf(stderr, "snnc: warning: %s but dataset '%s' has %d classes (labels 0..%d): is this the model for "
+                 "this data?\n", readout.c_str(), spec.c_str(), data.num_classes, data.num_classes - 1);
+}
+
+void check_run_memory(const snn::Network& net, int64_t batch, int64_t timesteps) {
+  snn::require_memory(snn::simulation_memory_bytes(net, batch, timesteps),
+                      "simulating " + std::to_string(timesteps) + " steps on batches of " + std::to_string(batch) +
+                          " images",
+                      "lower --T or --batch-size");
 }
 
 std::unique_ptr<snn::Backend> open_backend(const RunOptions& o) { return snn::make_backend(o.device, o.threads, o.quiet || o.json); }

@@ -25,6 +25,17 @@ struct RunOptions {
 // --device, --threads, --quiet, --json, --limit, --batch-size.
 void add_run_options(CLI::App* cmd, RunOptions& o);
 std::unique_ptr<snn::Backend> open_backend(const RunOptions& o);
+
+// Before any long work: refuses an output (-o) that is, or links to, an input, and checks that its
+// directory exists and is writable.
+void check_output(const std::string& out, const std::vector<std::string>& inputs);
+// The files a --data spec reads (for check_output).
+std::vector<std::string> dataset_inputs(const std::string& spec);
+// The dataset's labels against the model's readout: labels the readout cannot produce are an error; a
+// readout with more outputs than the dataset has classes is a warning naming both.
+void check_readout(const snn::Network& net, const snn::Dataset& data, const std::string& spec);
+// Refuses up front a simulation whose memory (for --T and --batch-size) exceeds what is available.
+void check_run_memory(const snn::Network& net, int64_t batch, int64_t timesteps);
 snn::Dataset open_dataset(const std::string& spec, const RunOptions& o);
 
 // A progress line on stderr, only when stderr is a terminal and not --quiet/--json (logs stay clean).

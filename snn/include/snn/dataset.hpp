@@ -25,6 +25,9 @@ struct Dataset {
   std::vector<int32_t> batch_labels(int64_t begin, int64_t count) const;
 };
 
+// Labels must lie in [0, kMaxClasses): a larger one is a damaged file, not a class.
+constexpr int64_t kMaxClasses = int64_t{1} << 20;
+
 // Where Debian's dataset-fashion-mnist package puts the files.
 constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 // Where `fashion-mnist:train|test` is read from: $SNNC_FASHION_MNIST_DIR when set, else kFashionMnistDir.
@@ -38,6 +41,10 @@ std::string fashion_mnist_dir();
 //   PATH.h5 | PATH.hdf5                               HDF5 with datasets `images` and `labels`
 // limit > 0 keeps only the first `limit` images. Errors name the file and what is wrong.
 Dataset load_dataset(const std::string& spec, int64_t limit = 0);
+
+// The files a dataset spec reads (images and labels), for refusing an output that would overwrite one.
+// Specs that do not resolve give what they can; nothing is opened.
+std::vector<std::string> dataset_files(const std::string& spec);
 
 Dataset load_idx(const std::string& images_path, const std::string& labels_path, int64_t limit = 0);
 // The labels file that belongs to an IDX images file ("x-images-idx3-ubyte.gz" -> "x-labels-idx1-ubyte.gz").

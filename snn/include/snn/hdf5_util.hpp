@@ -29,8 +29,12 @@ void write_matrix(H5::Group& g, const std::string& name, const std::vector<std::
 Tensor read_tensor(const H5::Group& g, const std::string& name);
 std::vector<std::string> child_names(const H5::Group& g);
 
-// Calls write(file) on a new HDF5 file at a temporary path next to `path`, then renames it over `path`.
-// On any exception the temporary file is removed and the exception propagates.
+// The innermost messages of HDF5's current error stack (the real cause, e.g. "Fletcher32 checksum
+// failure" or the operating system's errno text), for error messages.
+std::string error_stack_text();
+
+// Calls write(file) on a new HDF5 file built in memory, then writes it with write_file_atomically
+// (output_file.hpp): `path` ends up either untouched or complete. On any error nothing is left behind.
 void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write);
 
 }  // namespace snn::h5

@@ -28,9 +28,15 @@ struct LayerRecord {
   const Tensor& tensor(const std::string& key) const;
   double number(const std::string& key) const;
   double number_or(const std::string& key, double fallback) const;
+  // A size or count (channels, kernel, stride, padding…): an integer in [0, 2^31), else an Error.
+  int64_t count(const std::string& key) const;
   const std::string& string(const std::string& key) const;
   std::string string_or(const std::string& key, const std::string& fallback) const;
 };
+
+// Throws an Error naming the layer and the tensor (with the element index) or attribute when a number
+// is NaN or infinite: a network with such a parameter computes garbage without any other sign.
+void check_finite(const LayerRecord& record);
 
 class Layer {
  public:

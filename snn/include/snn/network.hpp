@@ -84,6 +84,9 @@ class Network {
 };
 
 // Throws unless images are [N, input shape...] (every backend checks its input this way).
+// Throws an Error naming the layer, the tensor and the element when a parameter is NaN or infinite.
+void check_finite_parameters(const Network& net);
+
 void check_input_shape(const Network& net, const Tensor& images);
 // Applies the network's preprocessing to raw images [N, C, H, W] (values as the dataset gives them).
 Tensor preprocess(const Network& net, const Tensor& images);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "snn/checked_math.hpp"
 #include "snn/error.hpp"
 
 namespace snn {
@@ -36,7 +37,10 @@ Shape Conv2d::output_shape(const std::vector<Shape>& inputs) const {
 
 int64_t Conv2d::macs(const std::vector<Shape>& inputs) const {
   Shape os = output_shape(inputs);
-  return os[0] * os[1] * os[2] * (spec_.in_channels / spec_.groups) * spec_.kernel_h * spec_.kernel_w;
+  const std::string what = "layer '" + name() + "' MAC count";
+  int64_t m = numel_of(os);
+  for (int64_t f : {spec_.in_channels / spec_.groups, spec_.kernel_h, spec_.kernel_w}) m = checked_mul(m, f, what);
+  return m;
 }
 
 std::string Conv2d::summary() const {
@@ -64,15 +68,15 @@ LayerRecord Conv2d::to_record() const {
 
 std::unique_ptr<Layer> Conv2d::from_record(const LayerRecord& r) {
   Conv2dSpec s;
-  s.in_channels = int64_t(r.number("in_channels"));
-  s.out_channels = int64_t(r.number("out_channels"));
-  s.kernel_h = int64_t(r.number("kernel_h"));
-  s.kernel_w = int64_t(r.number("kernel_w"));
-  s.stride_h = int64_t(r.number("stride_h"));
-  s.stride_w = int64_t(r.number("stride_w"));
-  s.pad_h = int64_t(r.number("pad_h"));
-  s.pad_w = int64_t(r.number("pad_w"));
-  s.groups = int64_t(r.number("groups"));
+  s.in_channels = r.count("in_channels");
+  s.out_channels = r.count("out_channels");
+  s.kernel_h = r.count("kernel_h");
+  s.kernel_w = r.count("kernel_w");
+  s.stride_h = r.count("stride_h");
+  s.stride_w = r.count("stride_w");
+  s.pad_h = r.count("pad_h");
+  s.pad_w = r.count("pad_w");
+  s.groups = r.count("groups");
   auto it = r.tensors.find("bias");
   return std::make_unique<Conv2d>(r.name, s, r.tensor("weight"), it == r.tensors.end() ? Tensor() : it->second);
 }

@@ -126,8 +126,8 @@ std::unique_ptr<Layer> NeuronLayer::from_record(const LayerRecord& r) {
   cfg.beta = float(r.number("beta"));
   cfg.v_init = float(r.number("v_init"));
   const Tensor& th = r.tensor("threshold");
-  auto layer = std::make_unique<NeuronLayer>(r.name, int64_t(r.number("channels")), th.values(),
-                                             parse_activation(r.string("activation")), int(r.number("levels")), cfg);
+  auto layer = std::make_unique<NeuronLayer>(r.name, r.count("channels"), th.values(),
+                                             parse_activation(r.string("activation")), int(r.count("levels")), cfg);
   auto it = r.tensors.find("bias");
   if (it != r.tensors.end()) layer->set_bias(it->second, r.number_or("bias_constant", 0) != 0);
   return layer;

@@ -79,12 +79,12 @@ LayerRecord PoolLayer::to_record() const {
 
 PoolSpec PoolLayer::spec_from_record(const LayerRecord& r) {
   PoolSpec s;
-  s.kernel_h = int64_t(r.number("kernel_h"));
-  s.kernel_w = int64_t(r.number("kernel_w"));
-  s.stride_h = int64_t(r.number("stride_h"));
-  s.stride_w = int64_t(r.number("stride_w"));
-  s.pad_h = int64_t(r.number("pad_h"));
-  s.pad_w = int64_t(r.number("pad_w"));
+  s.kernel_h = r.count("kernel_h");
+  s.kernel_w = r.count("kernel_w");
+  s.stride_h = r.count("stride_h");
+  s.stride_w = r.count("stride_w");
+  s.pad_h = r.count("pad_h");
+  s.pad_w = r.count("pad_w");
   // Absent in version-1 files, which knew only PyTorch's defaults.
   s.ceil_mode = r.number_or("ceil_mode", 0.0) != 0.0;
   s.count_include_pad = r.number_or("count_include_pad", 1.0) != 0.0;
@@ -137,7 +137,7 @@ LayerRecord AdaptiveAvgPool2d::to_record() const {
 }
 
 std::unique_ptr<Layer> AdaptiveAvgPool2d::from_record(const LayerRecord& r) {
-  return std::make_unique<AdaptiveAvgPool2d>(r.name, int64_t(r.number("out_h")), int64_t(r.number("out_w")));
+  return std::make_unique<AdaptiveAvgPool2d>(r.name, r.count("out_h"), r.count("out_w"));
 }
 
 namespace {

@@ -66,8 +66,8 @@ LayerRecord UpsampleNearest::to_record() const {
 
 std::unique_ptr<Layer> UpsampleNearest::from_record(const LayerRecord& r) {
   UpsampleSpec s;
-  s.out_h = int64_t(r.number("out_h"));
-  s.out_w = int64_t(r.number("out_w"));
+  s.out_h = r.count("out_h");
+  s.out_w = r.count("out_w");
   s.scale_h = float(r.number("scale_h"));  // written from a float: exact
   s.scale_w = float(r.number("scale_w"));
   s.exact = r.number("exact") != 0.0;

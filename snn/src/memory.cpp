@@ -1,0 +1,80 @@
+#include "snn/memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "snn/error.hpp"
+#include "snn/network.hpp"
+
+namespace snn {
+
+namespace {
+
+int64_t read_meminfo_available() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb) {
+    std::getline(f, unit);
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return std::numeric_limits<int64_t>::max();  // not Linux: no estimate, no refusal
+}
+
+// cgroup v2 (memory.max - memory.current) or v1 (limit - usage); max() where there is no limit.
+int64_t cgroup_headroom() {
+  auto read_number = [](const char* path, int64_t* out) {
+    std::ifstream f(path);
+    std::string s;
+    if (!(f >> s) || s == "max") return false;
+    try {
+      *out = std::stoll(s);
+    } catch (...) {
+      return false;
+    }
+    return true;
+  };
+  int64_t limit = 0, used = 0;
+  if (read_number("/sys/fs/cgroup/memory.max", &limit) && read_number("/sys/fs/cgroup/memory.current", &used))
+    return std::max<int64_t>(0, limit - used);
+  if (read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", &limit) && limit < (int64_t{1} << 60) &&
+      read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", &used))
+    return std::max<int64_t>(0, limit - used);
+  return std::numeric_limits<int64_t>::max();
+}
+
+}  // namespace
+
+int64_t available_memory_bytes() { return std::min(read_meminfo_available(), cgroup_headroom()); }
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) bytes /= 1024.0, ++u;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+void require_memory(double bytes, const std::string& what, const std::string& hint) {
+  const int64_t available = available_memory_bytes();
+  if (bytes <= double(available)) return;
+  throw Error(what + " needs about " + format_bytes(bytes) + ", more than the " + format_bytes(double(available)) +
+              " of memory available" + (hint.empty() ? "" : "; " + hint));
+}
+
+double simulation_memory_bytes(const Network& net, int64_t batch, int64_t timesteps) {
+  double per_image = 0;
+  for (int i = 0; i < net.size(); ++i) per_image += double(numel_of(net.output_shape(i)));
+  per_image += double(numel_of(net.input_shape()));
+  constexpr double kCopies = 4;  // output, static output, repeated steps, neuron state
+  const double activations = kCopies * double(batch) * per_image * sizeof(float);
+  const double records_per_step = double(batch) * 8.0 + double(net.size()) * 3.0 * 8.0;
+  return double(net.parameter_count()) * sizeof(float) + activations + double(timesteps) * records_per_step;
+}
+
+}  // namespace snn
