@@ -15,6 +15,9 @@
 #                      Hardswish models refused (bench/model_zoo.py; exit 77 without torchvision)
 #   fmnist_end_to_end  fmnist_tiny.pt on Fashion-MNIST: the converted ANN view's test accuracy equals
 #                      PyTorch's (fmnist_tiny.json) within 0.1 pt; exit 77 (skip) without the dataset
+#   nested_loops       nested_loops.pt / nested_loops_count.pt (two nested 100000-trip loops) -> exit 1 naming
+#                      the model, "nested loops?" and the loop's line, nothing written; the time bound is the
+#                      CTest TIMEOUT of this case (the import must give up within seconds, not hang)
 #   no_torch           snnc built without LibTorch: convert exists and says why it cannot run
 set -u
 case_name=$1
@@ -187,6 +190,19 @@ model_zoo)
   "$PY" -c "import torchvision, h5py" 2>/dev/null || { echo "torchvision or h5py not available: skipped"; exit 77; }
   "$PY" "$(dirname "$0")/../../bench/model_zoo.py" --snnc "$snnc" --work "$work/zoo" >"$work/zoo.txt" 2>"$work/zoo_err.txt" ||
     fail "model zoo: $(tail -1 "$work/zoo.txt")"
+  ;;
+nested_loops)
+  for model in nested_loops nested_loops_count; do
+    start=$(date +%s%N)
+    "$snnc" convert "$fixtures/$model.pt" -o "$out/$model.snn.h5" --input-shape 1,12,12 \
+      >"$work/stdout.txt" 2>"$work/stderr.txt"
+    rc=$?
+    echo "$model: exit $rc after $(( ($(date +%s%N) - start) / 1000000 )) ms: $(head -c 600 "$work/stderr.txt")"
+    [ "$rc" -eq 1 ] || fail "$model: exit $rc, expected 1"
+    expect_failure_without_output "$rc" "$work/stderr.txt" "operations (nested loops?)"
+    grep -q "$model.pt" "$work/stderr.txt" || fail "$model: the message does not name the model"
+    grep -q "range(100000)" "$work/stderr.txt" || fail "$model: the message does not name the loop"
+  done
   ;;
 no_torch)
   "$snnc" convert "$fixtures/seq_scripted.pt" -o "$out/model.snn.h5" >"$work/stdout.txt" 2>"$work/stderr.txt"

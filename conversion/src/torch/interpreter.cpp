@@ -71,6 +71,65 @@ bool unsupported_module_class(const std::string& qualified, const std::string& n
   return qualified.rfind("__torch__.torch.nn.modules.", 0) == 0 && kinds.count(name) > 0;
 }
 
+// A bound on the whole symbolic run. prim::Loop trip counts are constants, so a model can ask for any
+// amount of work (two nested `for i in range(100000)` loops run 10^10 bodies) and the importer would
+// never return. The budget counts executed nodes, a node reading an activation as kActivationOpCost:
+// those add or fold layers and, during the faithfulness check, run LibTorch on the check images (tens of
+// µs each, against ~1 µs for a node on constants). Torchvision's scripted classifiers execute at most
+// ~11300 nodes (DenseNet-201; GoogLeNet ~3000, Inception v3 ~4700, ResNet-152 ~7500), of which a few
+// thousand read activations: well under 1/20 of the budget. Spending it takes ~2-3 s (measured on the
+// nested-loop fixtures tests/fixtures/nested_loops*.pt, with and without the check).
+constexpr int64_t kImportBudget = 2000000;
+constexpr int64_t kActivationOpCost = 50;
+constexpr int64_t kMaxLoopTrips = 100000;
+// Layers are built as the run goes; a loop over a conv could otherwise fill the memory with copies of its
+// weights before the budget runs out. DenseNet-201 has 608 layers.
+constexpr int kMaxLayers = 20000;
+
+// Per import (one Interpreter::run on one thread): the budget spent so far and the loops being run,
+// outermost first, to name them when it is exhausted. Kept here rather than in Interpreter so that the
+// class layout, shared with ops.cpp, does not change.
+struct RunBudget {
+  int64_t spent = 0;
+  int64_t nodes = 0;
+  std::vector<const Node*> loops;
+};
+thread_local RunBudget* t_budget = nullptr;
+
+class BudgetScope {
+ public:
+  BudgetScope() : previous_(t_budget) { t_budget = &budget_; }
+  ~BudgetScope() { t_budget = previous_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  RunBudget budget_;
+  RunBudget* previous_;
+};
+
+class LoopScope {
+ public:
+  explicit LoopScope(const Node* n) {
+    if (t_budget) t_budget->loops.push_back(n);
+  }
+  ~LoopScope() {
+    if (t_budget) t_budget->loops.pop_back();
+  }
+  LoopScope(const LoopScope&) = delete;
+  LoopScope& operator=(const LoopScope&) = delete;
+};
+
+// " at file.py:12: `for i in range(100000):`" for the outermost loop in the user's own code, if any.
+std::string outermost_loop_location(const std::vector<const Node*>& loops) {
+  for (const Node* n : loops) {
+    const auto loc = location_of(n->sourceRange());
+    if (!loc || is_library_code(*loc)) continue;
+    return " at " + loc->file + ":" + std::to_string(loc->line) + (loc->code.empty() ? "" : ": `" + loc->code + "`");
+  }
+  return "";
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
@@ -169,6 +228,7 @@ void Interpreter::check_module_tree(torch::jit::Module& module) {
 }
 
 snn::Network Interpreter::run(torch::jit::Module& module) {
+  BudgetScope budget;
   check_module_tree(module);
   try {
     net_ = snn::Network(opts_.input_shape);
@@ -294,10 +354,29 @@ void Interpreter::set_outputs(Node* n, Frame& f, std::vector<Val> outs) {
 }
 
 void Interpreter::run_node(Node* n, Frame& f) {
-  ops_.insert(n->kind().toQualString());
   std::vector<Val> in;
   in.reserve(n->inputs().size());
   for (const Value* v : n->inputs()) in.push_back(get(f, v));
+  if (t_budget) {
+    const bool on_activations = std::any_of(in.begin(), in.end(), [](const Val& v) { return v.is_act(); });
+    t_budget->nodes += 1;
+    t_budget->spent += on_activations ? kActivationOpCost : 1;
+    if (t_budget->spent > kImportBudget) {
+      // Name the outermost loop being run (its trip count multiplies all the others) besides the node.
+      std::string hint = "snnc imports feed-forward CNNs, whose forward executes a few thousand operations";
+      if (!t_budget->loops.empty()) {
+        const std::string loop = outermost_loop_location(t_budget->loops);
+        hint += "; it was inside " + std::to_string(t_budget->loops.size()) + " nested loop(s), the outermost" +
+                (loop.empty() ? std::string(" in library code") : loop);
+      }
+      fail(n, "the model's forward executes more than " + std::to_string(t_budget->nodes - 1) +
+                  " operations (nested loops?) and was stopped at " + n->kind().toQualString(), hint);
+    }
+  }
+  if (net_.size() > kMaxLayers)
+    fail(n, "the model's forward builds more than " + std::to_string(kMaxLayers) + " layers (a loop over layers?)",
+         "snnc imports feed-forward CNNs; DenseNet-201 has 608");
+  ops_.insert(n->kind().toQualString());
   try {
     dispatch(n, f, in);
   } catch (const ImportError&) {
@@ -462,8 +541,11 @@ void Interpreter::run_loop(Node* n, Frame& f, const std::vector<Val>& in) {
   bool cond = as_bool(in[1], "loop condition");
   std::vector<Val> carried(in.begin() + 2, in.end());
   Block* body = n->blocks()[0];
+  LoopScope scope(n);
   for (int64_t i = 0; cond && i < trips; ++i) {
-    if (i >= 100000) fail(n, "loop runs more than 100000 times");
+    if (i >= kMaxLoopTrips)
+      fail(n, "a loop runs more than " + std::to_string(kMaxLoopTrips) + " times",
+           "snnc imports feed-forward CNNs, whose loops only walk their layers");
     std::vector<Val> inputs = {Val::constant(i)};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
     std::vector<Val> outs = run_block(body, f, inputs);
