@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <H5Cpp.h>
 #include <cstdio>
+#include <new>
 
 #include "common.hpp"
 #include "snn/error.hpp"
@@ -45,6 +46,10 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const snn::Error& e) {
     std::fprintf(stderr, "snnc: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The up-front estimates (snn/memory.hpp) should have refused first; this is the last line.
+    std::fprintf(stderr, "snnc: error: out of memory; try a smaller --batch-size, --T or --limit\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "snnc: internal error: %s\n", e.what());
