@@ -8,6 +8,7 @@
 
 #include "snn/error.hpp"
 #include "snn/network.hpp"
+#include "snn/simulation_plan.hpp"
 
 namespace snn {
 
@@ -68,13 +69,24 @@ void require_memory(double bytes, const std::string& what, const std::string& hi
 }
 
 double simulation_memory_bytes(const Network& net, int64_t batch, int64_t timesteps) {
-  double per_image = 0;
-  for (int i = 0; i < net.size(); ++i) per_image += double(numel_of(net.output_shape(i)));
-  per_image += double(numel_of(net.input_shape()));
-  constexpr double kCopies = 4;  // output, static output, repeated steps, neuron state
-  const double activations = kCopies * double(batch) * per_image * sizeof(float);
-  const double records_per_step = double(batch) * 8.0 + double(net.size()) * 3.0 * 8.0;
-  return double(net.parameter_count()) * sizeof(float) + activations + double(timesteps) * records_per_step;
+  // The engine's own plan says how many steps one chunk holds (within SimulationOptions::memory_budget);
+  // dynamic outputs take that many steps each, static ones (and neuron states) one.
+  SimulationOptions opts;
+  opts.timesteps = timesteps;
+  const SimulationPlan plan = make_simulation_plan(net, opts, batch);
+  double dynamic_per_step = 0, static_floats = double(numel_of(net.input_shape()));
+  for (int i = 0; i < net.size(); ++i) {
+    const double n = double(numel_of(net.output_shape(i)));
+    if (plan.is_static[size_t(i)]) static_floats += n;
+    else dynamic_per_step += n;
+  }
+  const double b = double(batch), f = sizeof(float);
+  // Dynamic outputs of a chunk, plus half as much again for kernel scratch (im2col, repeated static
+  // inputs); static outputs and neuron states twice over (the ANN pass, the states).
+  const double activations = 1.5 * double(plan.chunk_steps) * b * dynamic_per_step * f + 2.0 * b * static_floats * f +
+                             2.0 * b * dynamic_per_step * f;
+  const double records = double(timesteps) * (b * 8.0 + double(net.size()) * 3.0 * 8.0);
+  return double(net.parameter_count()) * 2.0 * f + activations + records;
 }
 
 }  // namespace snn
