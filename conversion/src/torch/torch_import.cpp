@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "interpreter.hpp"
+#include "snn/conversion/torchscript_archive.hpp"
 
 namespace snn::conversion {
 
@@ -17,6 +18,8 @@ namespace {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 torch::jit::Module load_module(const std::string& path) {
+  // LibTorch does not verify CRCs: a damaged archive would load and convert silently.
+  check_torchscript_archive(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw snn::Error(path + ": cannot open the model file (" + std::strerror(errno) + ")");
   char magic[2] = {0, 0};
