@@ -1,6 +1,8 @@
 // snn::load_idx on an images file and a labels file (raw or gzip: the reader goes through gzread).
 // Input layout: [limit byte][labels length, 2 bytes LE][labels bytes][images bytes]; a labels length
 // past the end takes everything. make_seeds.py writes seeds in this layout.
+#include <algorithm>
+
 #include "fuzz_util.hpp"
 #include "snn/dataset.hpp"
 
