@@ -1425,7 +1425,7 @@ def main():
             else:
                 got = ("hang (killed after %d s)" % case.timeout if res.timed_out else
                        f"exit {res.rc}" if res.rc is None or res.rc >= 0 else f"killed by {signal_name(res.rc)}")
-                line = first_line(res.stderr)
+                line = re.sub(r"L{40,}", lambda m: f"L×{len(m.group(0))}", first_line(res.stderr))
                 if line:
                     got += ": " + (line if len(line) <= 160 else line[:157] + "...")
                 if res.notes:
