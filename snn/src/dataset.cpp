@@ -118,6 +118,16 @@ void check_finite_pixels(const std::vector<float>& v, int64_t per_image, const s
                   std::to_string(int64_t(i) % std::max<int64_t>(1, per_image)) + ")");
 }
 
+// A dataset's declared size must be backed by stored bytes: compression (deflate at most ~1000:1) may
+// shrink it, but a file of a few kilobytes that declares gigabytes is damaged or hostile, and must be
+// refused before anything is allocated for it.
+void require_stored(const H5::DataSet& ds, double raw_bytes, const std::string& path, const std::string& name) {
+  const double stored = double(ds.getStorageSize());
+  require(raw_bytes <= 1100.0 * stored + double(1 << 20),
+          path + ": dataset '" + name + "' declares " + format_bytes(raw_bytes) + " of values but the file stores only " +
+              format_bytes(stored) + " (truncated, damaged or never written)");
+}
+
 int32_t num_classes_of(const std::vector<int32_t>& labels) {
   int32_t m = -1;
   for (int32_t l : labels) m = std::max(m, l);
@@ -360,6 +370,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
             path + ": dataset 'labels' must be one-dimensional (N), found rank " + std::to_string(lrank));
     const auto nl = static_cast<int64_t>(ldims[0]);
     require(lset.getIntType().getSize() <= 8, path + ": dataset 'labels' has integers wider than 64 bits");
+    require_stored(lset, double(nl) * double(lset.getIntType().getSize()), path, "labels");
     require_memory(double(nl) * 12.0, path + ": dataset 'labels' (" + std::to_string(nl) + " entries)", "");
     // Read as int64 so that no value is clamped on the way (2^40 must be an error, not 2^31 - 1).
     std::vector<int64_t> wide(static_cast<size_t>(nl));
@@ -396,6 +407,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
 
     const int64_t keep = (limit > 0) ? std::min(limit, n) : n;
     require_image_memory(path, keep, c, h, w);
+    require_stored(iset, double(keep) * double(c * h * w) * double(iset.getDataType().getSize()), path, "images");
     const int64_t count = keep * c * h * w;
     H5::DataSpace mem(1, std::vector<hsize_t>{static_cast<hsize_t>(count)}.data());
     if (keep < n) {
