@@ -916,11 +916,11 @@ def cases_corrupt():
                    msg=[r"m\.snn\.h5", r"images"]))
 
     def mk_idx_short(d):
-        # The header declares 1000 images, the file holds 10.
-        write_idx(os.path.join(d, "short-images-idx3-ubyte"), 10, declared_n=1000)
+        # The header declares 1000 images, the file holds 10 (the labels file is complete).
+        write_idx(os.path.join(d, "short-images-idx3-ubyte"), 10, declared_n=1000, labels=[i % 10 for i in range(1000)])
 
     cs.append(Case("sweep --data an IDX file shorter than its header", sweep_args(data="short-images-idx3-ubyte"),
-                   setup=mk_idx_short, msg=[r"short-images-idx3-ubyte", r"truncat|short|1000|expected"]))
+                   setup=mk_idx_short, msg=[r"short-images-idx3-ubyte", r"truncat|too short|ends"]))
 
     def mk_idx_nolabels(d):
         write_idx(os.path.join(d, "nolab-images-idx3-ubyte"), 10)
