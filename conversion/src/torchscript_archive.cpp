@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <sys/stat.h>
+
 #include <cstring>
 #include <memory>
 #include <set>
@@ -89,6 +91,9 @@ class ArchiveChecker {
   }
 
   void open() {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      fail("is a directory, expected a TorchScript model file (.pt)");
     file_.reset(std::fopen(path_.c_str(), "rb"));
     if (!file_) fail(std::string("cannot open the model file (") + std::strerror(errno) + ")");
     if (fseeko(file_.get(), 0, SEEK_END) != 0) fail("cannot seek in the model file");

@@ -113,8 +113,8 @@ void check_label(int64_t label, const std::string& path, int64_t index) {
 void check_finite_pixels(const std::vector<float>& v, int64_t per_image, const std::string& path) {
   for (size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]))
-      throw Error(path + ": image " + std::to_string(int64_t(i) / std::max<int64_t>(1, per_image)) + " has a " +
-                  (std::isnan(v[i]) ? "NaN" : "infinite") + " pixel (element " +
+      throw Error(path + ": image " + std::to_string(int64_t(i) / std::max<int64_t>(1, per_image)) + " has " +
+                  (std::isnan(v[i]) ? "a NaN" : "an infinite") + " pixel (element " +
                   std::to_string(int64_t(i) % std::max<int64_t>(1, per_image)) + ")");
 }
 

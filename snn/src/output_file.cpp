@@ -89,11 +89,14 @@ void arm_temp(const std::string& tmp) {
 
 void disarm_temp() { g_temp_armed.store(false); }
 
+// ".NAME.tmp-PID-RANDOM" beside the target; NAME is cut so that a legal long target name (up to the
+// file system's 255 bytes) still leaves room for the suffix.
 std::string temp_name_for(const std::string& path) {
-  const fs::path target(path);
+  std::string name = fs::path(path).filename().string();
+  if (name.size() > 200) name.resize(200);
   std::random_device rd;
-  return (fs::path(directory_of(path)) / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
-                                          "-" + std::to_string(rd() & 0xffffff)))
+  return (fs::path(directory_of(path)) /
+          ("." + name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() & 0xffffff)))
       .string();
 }
 

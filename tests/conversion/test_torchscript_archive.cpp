@@ -163,6 +163,9 @@ TEST_CASE("files that are not TorchScript archives are named as such", "[archive
   CHECK_THAT(check_error(write_temp("archive_empty.pt", "")), Contains("not a TorchScript archive") && Contains("not a ZIP"));
   CHECK_THAT(check_error(write_temp("archive_text.pt", "not a model\n")), Contains("not a ZIP"));
   CHECK_THAT(check_error(snn_test::temp_path("archive_missing.pt")), Contains("cannot open"));
+  const std::string dir = snn_test::temp_path("archive_dir.pt");
+  std::filesystem::create_directories(dir);
+  CHECK_THAT(check_error(dir), Contains(dir) && Contains("is a directory"));
   // A ZIP whose entries are not under one directory, and an empty ZIP.
   CHECK_THAT(check_error(write_temp("archive_flat.pt", make_zip({{"data.pkl", "x"}}, false))),
              Contains("first entry 'data.pkl' is not in a directory"));

@@ -82,6 +82,11 @@ TEST_CASE("atomic writes replace the target whole and leave nothing behind", "[o
   write_file_atomically(target, data.data(), data.size());
   REQUIRE(read_all(target) == data);
   REQUIRE(others(dir, {"out.bin"}).empty());
+  // A legal 250-byte name: the temp file's longer name must still fit the 255-byte limit.
+  const std::string long_name = dir + "/" + std::string(246, 'L') + ".bin";
+  write_file_atomically(long_name, data.data(), data.size());
+  REQUIRE(read_all(long_name) == data);
+  fs::remove(long_name);
   REQUIRE_THROWS_WITH(write_file_atomically(dir + "/nope/out.bin", data.data(), data.size()),
                       Contains("nope/out.bin") && Contains("No such file or directory"));
 }
