@@ -88,6 +88,7 @@ class Env:
     durations = {}       # baseline seconds of the commands the signal cases interrupt
     mounts = []          # mount points to undo
     api_example = ""
+    sanitized = False    # snnc is an ASan build: no address-space cap
 
 
 ENV = Env()
@@ -98,11 +99,21 @@ def log(*a):
         print(*a, file=sys.stderr, flush=True)
 
 
-def limit_resources():
+def is_sanitized(binary):
+    """ASan reserves terabytes of shadow address space at start-up: an address-space cap kills it."""
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-    except (ValueError, OSError):
-        pass
+        with open(binary, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+def limit_resources():
+    if not ENV.sanitized:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+        except (ValueError, OSError):
+            pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -343,7 +354,8 @@ def generic_problems(case, res, before, after, d):
             probs.append(f"stderr lacks /{rx}/")
     for rx, what in ((r"bad_alloc", "std::bad_alloc"), (r"terminate called", "terminate called"),
                      (r"HDF5-DIAG", "HDF5 error stack"), (r"Traceback \(most recent", "Python traceback"),
-                     (r"Segmentation fault|core dumped", "crash")):
+                     (r"Segmentation fault|core dumped", "crash"),
+                     (r"ERROR: (Address|Leak)Sanitizer|runtime error:", "a sanitizer report")):
         if re.search(rx, res.stderr):
             probs.append(f"stderr shows {what}")
     if case.short:
@@ -1387,6 +1399,7 @@ def main():
     args = ap.parse_args()
 
     ENV.snnc = os.path.abspath(args.snnc)
+    ENV.sanitized = is_sanitized(ENV.snnc)
     ENV.api_example = os.path.abspath(args.api_example) if args.api_example else ""
     ENV.verbose = args.verbose
     cases = all_cases()
