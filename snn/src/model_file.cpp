@@ -98,6 +98,34 @@ void check_digest(const H5::H5Object& obj, int64_t computed, const std::string& 
                 "): the file is corrupted, or was edited outside snnc (if on purpose, delete its 'crc32' attribute)");
 }
 
+// Every group whose attribute names vary (a layer's n:/s: attributes, /metadata) lists them in
+// kKeysAttr, so that reading opens attributes by name only. Enumerating attributes by index walks
+// libhdf5 1.10's attribute table, which crashes (SEGV in H5A__close) on some damaged files: found by
+// fuzz_model_file. Files written before the lists (they carry no crc32 either) are still enumerated.
+constexpr const char* kKeysAttr = "snnc:keys";
+
+void write_keys(H5::H5Object& obj, const std::vector<std::string>& keys) {
+  std::string joined;
+  for (const auto& k : keys) joined += (joined.empty() ? "" : "\n") + k;
+  h5::write_attr(obj, kKeysAttr, joined);
+}
+
+std::vector<std::string> read_keys(const H5::H5Object& obj, bool required) {
+  if (!h5::has_attr(obj, kKeysAttr)) {
+    if (required) throw Error("missing attribute '" + std::string(kKeysAttr) + "' (damaged file)");
+    return h5::attr_names(obj);
+  }
+  std::vector<std::string> keys;
+  const std::string joined = h5::read_string_attr(obj, kKeysAttr);
+  size_t start = 0;
+  while (start < joined.size()) {
+    const size_t end = std::min(joined.find('\n', start), joined.size());
+    keys.push_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return keys;
+}
+
 void write_layer(H5::Group& layers, int index, const std::vector<int>& inputs, const LayerRecord& r) {
   check_finite(r);
   H5::Group g = layers.createGroup(node_group_name(index));
@@ -106,8 +134,10 @@ void write_layer(H5::Group& layers, int index, const std::vector<int>& inputs, c
   h5::write_attr(g, "type", r.type);
   h5::write_attr(g, "name", r.name);
   h5::write_attr(g, "inputs", std::vector<int64_t>(inputs.begin(), inputs.end()));
-  for (const auto& [k, v] : r.numbers) h5::write_attr(g, "n:" + k, v);
-  for (const auto& [k, v] : r.strings) h5::write_attr(g, "s:" + k, v);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : r.numbers) h5::write_attr(g, "n:" + k, v), keys.push_back("n:" + k);
+  for (const auto& [k, v] : r.strings) h5::write_attr(g, "s:" + k, v), keys.push_back("s:" + k);
+  write_keys(g, keys);
   for (const auto& [k, t] : r.tensors) h5::write_tensor(g, k, t);
 }
 
@@ -123,7 +153,10 @@ void save_network(const Network& net, const std::string& path) {
     h5::write_attr(file, "layer_count", int64_t(net.size()));
     h5::write_attr(file, "crc32", header_digest(net.input_shape(), net.size(), net.preprocessing(), net.metadata()));
     H5::Group meta = file.createGroup("metadata");
-    for (const auto& [k, v] : net.metadata()) h5::write_attr(meta, k, v);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : net.metadata())
+      if (k != kKeysAttr) h5::write_attr(meta, k, v), keys.push_back(k);
+    write_keys(meta, keys);
     if (!net.preprocessing().identity()) {
       H5::Group pre = file.createGroup("preprocessing");
       const auto& p = net.preprocessing();
@@ -162,10 +195,12 @@ Network load_network(const std::string& path) {
     require(count_attr >= 1 && count_attr <= 1e6 && count_attr == std::floor(count_attr),
             "layer_count " + std::to_string(count_attr) + " is not a plausible number of layers");
     const int64_t count = int64_t(count_attr);
+    const bool listed = h5::has_attr(file, "crc32");  // digests and key lists came together
 
     if (file.nameExists("metadata")) {
       H5::Group meta = file.openGroup("metadata");
-      for (const auto& k : h5::attr_names(meta)) net.metadata()[k] = h5::read_string_attr(meta, k);
+      for (const auto& k : read_keys(meta, listed))
+        if (k != kKeysAttr) net.metadata()[k] = h5::read_string_attr(meta, k);
     }
     if (file.nameExists("preprocessing")) {
       H5::Group pre = file.openGroup("preprocessing");
@@ -187,7 +222,7 @@ Network load_network(const std::string& path) {
       r.type = h5::read_string_attr(g, "type");
       r.name = h5::read_string_attr(g, "name");
       where = path + ", layer '" + r.name + "'";
-      for (const auto& a : h5::attr_names(g)) {
+      for (const auto& a : read_keys(g, listed)) {
         if (a.rfind("n:", 0) == 0) r.numbers[a.substr(2)] = h5::read_double_attr(g, a);
         else if (a.rfind("s:", 0) == 0) r.strings[a.substr(2)] = h5::read_string_attr(g, a);
       }

@@ -216,15 +216,17 @@ TEST_CASE("a version-1 model file still loads, with PyTorch's pooling defaults",
   const Network net = calibrated_network();  // avg and max pooling, floor mode, padding counted
   const std::string path = snn_test::temp_path("v1.snn.h5");
   save_network(net, path);
-  {  // What version 1 wrote: no ceil_mode / count_include_pad attributes, no CRC-32 digests.
+  {  // What version 1 wrote: no ceil_mode / count_include_pad attributes, no digests, no key lists.
     set_file_version(path, 1);
     H5::H5File f(path, H5F_ACC_RDWR);
     f.removeAttr("crc32");
+    f.openGroup("metadata").removeAttr("snnc:keys");
     H5::Group layers = f.openGroup("layers");
     int stripped = 0;
     for (hsize_t i = 0; i < layers.getNumObjs(); ++i) {
       H5::Group g = layers.openGroup(layers.getObjnameByIdx(i));
       g.removeAttr("crc32");
+      g.removeAttr("snnc:keys");
       for (const char* key : {"n:ceil_mode", "n:count_include_pad"})
         if (g.attrExists(key)) {
           g.removeAttr(key);
@@ -333,6 +335,15 @@ TEST_CASE("model files carry checksums: damage and edits are refused, naming the
     }
     REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("conv1") && Catch::Contains("'weight'") &&
                                                Catch::Contains("NaN") && Catch::Contains("element 3"));
+  }
+  SECTION("a layer whose attribute list is gone is refused without enumerating its attributes") {
+    const std::string bad = snn_test::temp_path("nokeys.snn.h5");
+    fs::copy_file(good, bad, fs::copy_options::overwrite_existing);
+    {
+      H5::H5File f(bad, H5F_ACC_RDWR);
+      f.openGroup("layers/0001").removeAttr("snnc:keys");
+    }
+    REQUIRE_THROWS_WITH(load_network(bad), Catch::Contains("snnc:keys") && Catch::Contains("act1"));
   }
   SECTION("a missing attribute is named") {
     const std::string bad = snn_test::temp_path("noattr.snn.h5");
