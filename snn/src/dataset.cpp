@@ -122,7 +122,10 @@ void check_finite_pixels(const std::vector<float>& v, int64_t per_image, const s
 // shrink it, but a file of a few kilobytes that declares gigabytes is damaged or hostile, and must be
 // refused before anything is allocated for it.
 void require_stored(const H5::DataSet& ds, double raw_bytes, const std::string& path, const std::string& name) {
-  const double stored = double(ds.getStorageSize());
+  // A contiguous dataset reports its declared size as stored: the file's own size bounds it too.
+  std::error_code ec;
+  const double file_bytes = double(fs::file_size(path, ec));
+  const double stored = std::min(double(ds.getStorageSize()), ec ? 0.0 : file_bytes);
   require(raw_bytes <= 1100.0 * stored + double(1 << 20),
           path + ": dataset '" + name + "' declares " + format_bytes(raw_bytes) + " of values but the file stores only " +
               format_bytes(stored) + " (truncated, damaged or never written)");
@@ -370,7 +373,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
             path + ": dataset 'labels' must be one-dimensional (N), found rank " + std::to_string(lrank));
     const auto nl = static_cast<int64_t>(ldims[0]);
     require(lset.getIntType().getSize() <= 8, path + ": dataset 'labels' has integers wider than 64 bits");
-    require_stored(lset, double(nl) * double(lset.getIntType().getSize()), path, "labels");
+    require_stored(lset, double(nl) * 8.0, path, "labels");  // what reading them as int64 allocates
     require_memory(double(nl) * 12.0, path + ": dataset 'labels' (" + std::to_string(nl) + " entries)", "");
     // Read as int64 so that no value is clamped on the way (2^40 must be an error, not 2^31 - 1).
     std::vector<int64_t> wide(static_cast<size_t>(nl));
