@@ -2,6 +2,7 @@
 //
 //   engine_throughput [--device cpu|cuda|auto] [--net vgg|resnet18|model PATH] [--model PATH]
 //                     [--T 32] [--batch N] [--batches 2] [--threads 0] [--seed 1] [--percentile 99.9]
+//                     [--events auto|off|on]
 //
 // "vgg" is the VGG-style Fashion-MNIST network of examples/train_cnn.py (conv32-conv32-pool-conv64-
 // conv64-pool-fc256-fc10), "resnet18" torchvision's ResNet-18 on 3x224x224 (bench/bench_networks.hpp):
@@ -9,7 +10,10 @@
 // of each layer's positive activations, 100 = max); both run on random [0,1] images. "model PATH" (or
 // --model PATH) measures a real .snn.h5 file as stored. Default batch: 128 (vgg, models), 16 (resnet18).
 // One untimed warm-up batch, then --batches timed simulate() calls of the same batch. Spike rates of
-// the random network are printed alongside: throughput of a dense engine barely depends on them.
+// the random network are printed alongside. --events (CPU): the weight kernels' event-driven path
+// (auto: chosen per chunk from the input density; off: dense GEMMs only; on: always). "layers": the
+// per-node breakdown of the timed simulations (seconds, share, path, input density, and for weight
+// layers the dense-equivalent GMAC/s: the ANN's MACs of the work done, over the time taken).
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -20,7 +24,9 @@
 #include "bench_args.hpp"
 #include "bench_networks.hpp"
 #include "snn/backend.hpp"
+#include "snn/cpu_backend.hpp"
 #include "snn/model_file.hpp"
+#include "snn/simulation_plan.hpp"
 
 using namespace snn;
 
@@ -28,7 +34,7 @@ namespace {
 [[noreturn]] void usage_error(const std::string& msg) {
   throw std::runtime_error(msg + "\nusage: engine_throughput [--device cpu|cuda|auto] [--net vgg|resnet18|model PATH] "
                                  "[--model PATH] [--T 32] [--batch N] [--batches 2] [--threads 0] [--seed 1] "
-                                 "[--percentile 99.9]");
+                                 "[--percentile 99.9] [--events auto|off|on]");
 }
 }  // namespace
 
@@ -37,6 +43,8 @@ int main(int argc, char** argv) try {
   int64_t T = 32, batch = 0, batches = 2, seed = 1;
   int threads = 0;
   double percentile = 99.9;
+  EventPolicy events = EventPolicy::Auto;
+  bool events_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -65,6 +73,9 @@ int main(int argc, char** argv) try {
       seed = bench::parse_int(a, next(), 0);
     } else if (a == "--percentile") {
       percentile = bench::parse_double(a, next());
+    } else if (a == "--events") {
+      events = parse_event_policy(next(), "--events");
+      events_given = true;
     } else if (a == "-h" || a == "--help") {
       std::printf("see the comment at the top of bench/engine_throughput.cpp and bench/README.md\n");
       return 0;
@@ -79,6 +90,8 @@ int main(int argc, char** argv) try {
   if (batch == 0) batch = net_kind == "resnet18" ? 16 : 128;
 
   std::unique_ptr<Backend> backend = make_backend(device, threads, /*quiet=*/false);
+  auto* cpu_backend = dynamic_cast<CpuBackend*>(backend.get());
+  if (cpu_backend && events_given) cpu_backend->set_event_policy(events);
   Network net;
   if (net_kind == "model") {
     net = load_network(path);
@@ -94,14 +107,19 @@ int main(int argc, char** argv) try {
 
   SimulationOptions o;
   o.timesteps = T;
-  backend->simulate(net, images, o);  // warm-up (allocations, cuDNN algorithm choice)
+  std::unique_ptr<Program> program = backend->prepare(net);
+  backend->simulate(*program, images, o);  // warm-up (allocations, cuDNN algorithm choice)
   const auto t0 = std::chrono::steady_clock::now();
   BatchSimulation last;
-  for (int64_t b = 0; b < batches; ++b) last = backend->simulate(net, images, o);
+  std::vector<double> node_seconds(size_t(net.size()), 0.0);
+  for (int64_t b = 0; b < batches; ++b) {
+    last = backend->simulate(*program, images, o);
+    for (size_t i = 0; i < last.profile.size(); ++i) node_seconds[i] += last.profile[i].seconds;
+  }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  backend->forward_ann(net, images);  // warm-up
+  backend->forward_ann(*program, images);  // warm-up
   const auto a0 = std::chrono::steady_clock::now();
-  for (int64_t b = 0; b < batches; ++b) backend->forward_ann(net, images);
+  for (int64_t b = 0; b < batches; ++b) backend->forward_ann(*program, images);
   const double ann_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a0).count();
 
   nlohmann::json rates = nlohmann::json::object();
@@ -128,6 +146,30 @@ int main(int argc, char** argv) try {
                       {"ann_images_per_second", double(batch * batches) / ann_s},
                       {"macs_per_image", net.macs_per_sample()},
                       {"firing_rate", rates}};
+  if (cpu_backend) j["events"] = to_string(cpu_backend->event_policy());
+  if (!last.profile.empty()) {
+    const SimulationPlan plan = make_simulation_plan(net, o, batch);
+    double total = 0;
+    for (double v : node_seconds) total += v;
+    nlohmann::json layers = nlohmann::json::array();
+    for (int i = 0; i < net.size(); ++i) {
+      const auto& p = last.profile[size_t(i)];
+      const double sec = node_seconds[size_t(i)];
+      nlohmann::json l = {{"name", net.layer(i).name()},
+                          {"type", net.layer(i).type()},
+                          {"static", bool(plan.is_static[size_t(i)])},
+                          {"seconds", sec},
+                          {"share", total > 0 ? sec / total : 0.0}};
+      if (!p.path.empty()) l["path"] = p.path;
+      if (p.input_density >= 0) l["input_density"] = p.input_density;
+      const double macs = double(plan.macs[size_t(i)]) * double(batch) * double(batches) *
+                          (plan.is_static[size_t(i)] ? 1.0 : double(T));
+      if (macs > 0 && sec > 0) l["dense_equivalent_gmacs_per_second"] = macs / sec / 1e9;
+      layers.push_back(l);
+    }
+    j["layers"] = layers;
+    j["layers_seconds"] = total;
+  }
   if (net_kind != "model") {
     j["seed"] = seed;
     j["threshold_percentile"] = percentile;

@@ -2,6 +2,8 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <map>
 #include <omp.h>
 
@@ -32,12 +34,23 @@ class ScopedThreads {
   int saved_;
 };
 
-// Memory-bound passes over whole activations: parallel, or they cap the speed-up of the GEMMs.
-int64_t count_nonzero(const float* p, int64_t n) {
-  int64_t c = 0;
-#pragma omp parallel for reduction(+ : c) schedule(static)
-  for (int64_t i = 0; i < n; ++i) c += p[i] != 0.0f;
-  return c;
+// Non-zeros of each of `steps` consecutive blocks of per_step floats: one parallel pass over blocks of
+// at most 64 Ki floats (memory-bound; serial passes would cap the speed-up of the weight kernels).
+std::vector<int64_t> count_nonzero_steps(const float* p, int64_t steps, int64_t per_step) {
+  constexpr int64_t kPiece = int64_t(1) << 16;
+  const int64_t pieces = std::max<int64_t>(1, (per_step + kPiece - 1) / kPiece);
+  std::vector<int64_t> partial(size_t(steps * pieces), 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t k = 0; k < steps * pieces; ++k) {
+    const int64_t t = k / pieces, i0 = (k % pieces) * kPiece, i1 = std::min(per_step, i0 + kPiece);
+    const float* q = p + t * per_step;
+    int64_t c = 0;
+    for (int64_t i = i0; i < i1; ++i) c += q[i] != 0.0f;
+    partial[size_t(k)] = c;
+  }
+  std::vector<int64_t> counts(size_t(steps), 0);
+  for (int64_t k = 0; k < steps * pieces; ++k) counts[size_t(k / pieces)] += partial[size_t(k)];
+  return counts;
 }
 
 // [B, ...] -> [steps * B, ...], the same batch at every step (a static input read by a dynamic layer).
@@ -77,9 +90,12 @@ std::vector<double> channel_means(const Tensor& x, int64_t C) {
 
 class CpuProgram : public Program {
  public:
-  explicit CpuProgram(const Network& net) : Program(net) {
+  CpuProgram(const Network& net, EventPolicy events) : Program(net) {
     net.validate();
-    for (int i = 0; i < net.size(); ++i) kernels.push_back(cpu::make_kernel(net.layer(i), net.input_shapes(i)));
+    for (int i = 0; i < net.size(); ++i) {
+      kernels.push_back(cpu::make_kernel(net.layer(i), net.input_shapes(i)));
+      kernels.back()->set_event_policy(events);
+    }
   }
 
   cpu::SpikingKernel& spiking(int node) const {
@@ -194,11 +210,13 @@ Tensor run_ann(CpuProgram& prog, const Tensor& images, const std::vector<char>* 
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()) {}
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()), events_(EventPolicy::Auto) {
+  if (const char* env = std::getenv("SNNC_CPU_EVENTS")) events_ = parse_event_policy(env, "SNNC_CPU_EVENTS");
+}
 
 std::string CpuBackend::description() const { return "cpu (" + std::to_string(threads_) + " threads)"; }
 
-std::unique_ptr<Program> CpuBackend::prepare(const Network& net) { return std::make_unique<CpuProgram>(net); }
+std::unique_ptr<Program> CpuBackend::prepare(const Network& net) { return std::make_unique<CpuProgram>(net, events_); }
 
 Tensor CpuBackend::forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs) {
   ScopedThreads guard(threads_);
@@ -210,9 +228,72 @@ Tensor CpuBackend::forward_ann(Program& program, const Tensor& images, std::vect
   return result;
 }
 
+namespace {
+// Activations per chunk that stay in the last-level cache (48 MiB here): a chunk of a few images over a
+// few steps runs layer after layer out of cache instead of streaming every activation through DRAM.
+constexpr int64_t kCacheBudget = int64_t(32) << 20;
+constexpr int64_t kSliceSteps = 4;  // nominal steps per chunk of a slice
+
+// Appends slice `part` (images [b0, b0 + part.batch)) of a batch of `batch` images to `r`.
+void merge_slice(BatchSimulation& r, const BatchSimulation& part, int64_t b0, int64_t batch) {
+  const int64_t T = part.timesteps, nb = part.batch, K = part.readout.dim(1);
+  if (r.predictions.empty()) {
+    r.timesteps = T;
+    r.batch = batch;
+    r.predictions.assign(size_t(T * batch), 0);
+    r.readout = Tensor({batch, K}, 0.0f);
+    r.weight_nodes = part.weight_nodes;
+    r.spikes.assign(part.spikes.size(), std::vector<double>(size_t(T), 0.0));
+    r.synaptic_ops.assign(part.synaptic_ops.size(), std::vector<double>(size_t(T), 0.0));
+    r.dense_macs.assign(part.dense_macs.size(), std::vector<double>(size_t(T), 0.0));
+    r.profile.assign(part.profile.size(), {});
+  }
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < nb; ++b) r.predictions[size_t(t * batch + b0 + b)] = part.predictions[size_t(t * nb + b)];
+  std::copy(part.readout.data(), part.readout.data() + nb * K, r.readout.data() + b0 * K);
+  auto add = [](std::vector<std::vector<double>>& into, const std::vector<std::vector<double>>& from) {
+    for (size_t l = 0; l < from.size(); ++l)
+      for (size_t t = 0; t < from[l].size(); ++t) into[l][t] += from[l][t];
+  };
+  add(r.spikes, part.spikes);
+  add(r.synaptic_ops, part.synaptic_ops);
+  add(r.dense_macs, part.dense_macs);
+  for (size_t i = 0; i < part.profile.size(); ++i) {
+    r.profile[i].seconds += part.profile[i].seconds;
+    r.profile[i].path = part.profile[i].path;
+    r.profile[i].input_density = part.profile[i].input_density;
+  }
+}
+}  // namespace
+
 BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, const SimulationOptions& opts,
                                      NeuronProbe* probe) {
   ScopedThreads guard(threads_);
+  // Images are independent: without a probe (which needs whole-batch statistics), the batch runs in
+  // slices small enough for a chunk to stay in cache, at least 4 samples per thread per chunk.
+  if (!probe && images.rank() >= 1 && images.dim(0) > 1) {
+    const SimulationPlan whole = make_simulation_plan(program.network(), opts, images.dim(0));
+    const int64_t B = images.dim(0), per_image = std::max<int64_t>(1, whole.bytes_per_image_step);
+    const int64_t samples = std::max<int64_t>(4 * threads_, kCacheBudget / per_image);
+    const int64_t slice = std::min(B, std::max<int64_t>(1, samples / kSliceSteps));
+    if (slice < B) {
+      SimulationOptions o = opts;
+      const int64_t budget_steps = std::max<int64_t>(1, opts.memory_budget / (per_image * slice));
+      o.max_chunk_steps = opts.max_chunk_steps > 0 ? opts.max_chunk_steps
+                                                   : std::max<int64_t>(1, std::min(samples / slice, budget_steps));
+      BatchSimulation r;
+      for (int64_t b0 = 0; b0 < B; b0 += slice) {
+        const int64_t nb = std::min(slice, B - b0);
+        merge_slice(r, simulate_slice(program, images.slice0(b0, nb), o, nullptr), b0, B);
+      }
+      return r;
+    }
+  }
+  return simulate_slice(program, images, opts, probe);
+}
+
+BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& images, const SimulationOptions& opts,
+                                           NeuronProbe* probe) {
   auto& prog = dynamic_cast<CpuProgram&>(program);
   const Network& net = prog.network();
   require(images.rank() >= 1 && images.dim(0) > 0, "simulate: empty batch");
@@ -244,6 +325,8 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
   const int64_t K = plan.classes;
   r.readout = Tensor({B, K}, 0.0f);
 
+  r.profile.assign(size_t(N), {});
+  using Clock = std::chrono::steady_clock;
   std::vector<std::unique_ptr<cpu::KernelState>> states(static_cast<size_t>(N));
   for (int i = 0; i < N; ++i)
     if (net.layer(i).stateful()) states[size_t(i)] = prog.kernels[size_t(i)]->make_state(B);
@@ -255,9 +338,20 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
   std::vector<Tensor> repeated(static_cast<size_t>(N) + 1);
   std::vector<int64_t> repeated_steps(static_cast<size_t>(N) + 1, 0);
   Tensor x_chunk;
+  // Per-step non-zero counts of dynamic outputs, counted once per chunk: a neuron's spikes feed the
+  // accountant and every weight layer that reads them (which also learns their density from it).
+  std::vector<std::vector<int64_t>> step_nonzeros(static_cast<size_t>(N));
+  std::vector<int64_t> counted_at(static_cast<size_t>(N), -1);
   for (int64_t t0 = 0; t0 < T; t0 += plan.chunk_steps) {
     const StepChunk chunk{t0, std::min(plan.chunk_steps, T - t0), B};
     const int64_t steps = chunk.steps;
+    auto nonzeros = [&](int node, const Tensor& t) -> const std::vector<int64_t>& {
+      if (counted_at[size_t(node)] != t0) {
+        step_nonzeros[size_t(node)] = count_nonzero_steps(t.data(), steps, t.numel() / steps);
+        counted_at[size_t(node)] = t0;
+      }
+      return step_nonzeros[size_t(node)];
+    };
     if (!plan.direct) poisson_encode(net, images, chunk, opts.seed, x_chunk);
     for (int i = 0; i < N; ++i) {
       const size_t si = size_t(i);
@@ -280,8 +374,10 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
       }
 
       cpu::Kernel& kernel = *prog.kernels[si];
+      const auto started = Clock::now();
       if (plan.is_static[si]) {
         kernel.forward(ins, static_out[si]);
+        r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
         if (plan.weight_slot[si] >= 0) accountant.static_weight(i);
         continue;
       }
@@ -291,7 +387,17 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
         access = std::make_unique<CpuNeuronAccess>(prog, probe_data, i, chunk, *ins[0]);
         probe->before_layer(*access);
       }
+      const int source = net.inputs(i)[0];
+      if (plan.counts_events[si] && source >= 0) {
+        const auto& nz = nonzeros(source, *ins[0]);
+        int64_t total = 0;
+        for (int64_t c : nz) total += c;
+        kernel.hint_input_density(double(total) / double(std::max<int64_t>(1, ins[0]->numel())));
+      }
       kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
+      r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
+      r.profile[si].path = kernel.last_choice().path;
+      r.profile[si].input_density = kernel.last_choice().input_density;
       if (probed) {
         access->set_output(&outs[si]);
         probe->after_layer(*access);
@@ -299,18 +405,19 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
 
       if (plan.weight_slot[si] >= 0) {
         const int64_t per_step = ins[0]->numel() / steps;
-        for (int64_t t = 0; t < steps; ++t) {
-          if (plan.counts_events[si])
-            accountant.weight_step(i, t0 + t, double(count_nonzero(ins[0]->data() + t * per_step, per_step)),
-                                   double(per_step));
-          else
-            accountant.weight_step(i, t0 + t);
+        if (plan.counts_events[si] && source >= 0) {
+          const auto& nz = nonzeros(source, *ins[0]);
+          for (int64_t t = 0; t < steps; ++t) accountant.weight_step(i, t0 + t, double(nz[size_t(t)]), double(per_step));
+        } else if (plan.counts_events[si]) {
+          const auto nz = count_nonzero_steps(ins[0]->data(), steps, per_step);
+          for (int64_t t = 0; t < steps; ++t) accountant.weight_step(i, t0 + t, double(nz[size_t(t)]), double(per_step));
+        } else {
+          for (int64_t t = 0; t < steps; ++t) accountant.weight_step(i, t0 + t);
         }
       }
       if (plan.neuron_slot[si] >= 0) {
-        const int64_t per_step = outs[si].numel() / steps;
-        for (int64_t t = 0; t < steps; ++t)
-          accountant.spikes(i, t0 + t, double(count_nonzero(outs[si].data() + t * per_step, per_step)));
+        const auto& nz = nonzeros(i, outs[si]);
+        for (int64_t t = 0; t < steps; ++t) accountant.spikes(i, t0 + t, double(nz[size_t(t)]));
       }
     }
 

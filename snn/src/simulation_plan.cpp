@@ -52,6 +52,7 @@ SimulationPlan make_simulation_plan(const Network& net, const SimulationOptions&
     p.counts_events[size_t(i)] = p.macs[size_t(i)] > 0 && !p.is_static[size_t(i)] && p.node_events(net.inputs(i)[0]);
     if (!p.is_static[size_t(i)]) dynamic_floats_per_step += numel_of(net.output_shape(i));
   }
+  p.bytes_per_image_step = dynamic_floats_per_step * int64_t(sizeof(float));
   const int64_t per_step_bytes = std::max<int64_t>(1, dynamic_floats_per_step * batch * int64_t(sizeof(float)));
   int64_t chunk = opts.max_chunk_steps > 0 ? opts.max_chunk_steps : opts.memory_budget / per_step_bytes;
   p.chunk_steps = std::max<int64_t>(1, std::min(chunk, p.timesteps));

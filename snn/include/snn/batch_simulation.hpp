@@ -1,6 +1,7 @@
 // What one simulation of B images over T steps produces, on any backend. Counts are totals over the batch.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "snn/tensor.hpp"
@@ -20,6 +21,17 @@ struct BatchSimulation {
   std::vector<int> weight_nodes;
   std::vector<std::vector<double>> synaptic_ops;
   std::vector<std::vector<double>> dense_macs;
+
+  // Per node (network order), where the backend measures it (the CPU backend does; empty otherwise):
+  // wall seconds spent in the node's kernel over all chunks (static nodes: their one run), the path
+  // its kernel took on the last chunk ("dense", "events", or empty for single-path kernels), and the
+  // non-zero fraction of its first input on that chunk where the kernel measured it (else negative).
+  struct NodeProfile {
+    double seconds = 0.0;
+    std::string path;
+    double input_density = -1.0;
+  };
+  std::vector<NodeProfile> profile;
 };
 
 }  // namespace snn

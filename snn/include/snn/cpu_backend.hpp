@@ -5,6 +5,7 @@
 // chunks. Kernels: snn/cpu/*.hpp, one file per layer type. OpenMP threads.
 #pragma once
 #include "snn/backend.hpp"
+#include "snn/event_policy.hpp"
 
 namespace snn {
 
@@ -14,6 +15,9 @@ class CpuBackend : public Backend {
   std::string name() const override { return "cpu"; }
   std::string description() const override;
   int threads() const { return threads_; }
+  // Event-driven weight kernels (snn/event_policy.hpp); applies to programs prepared afterwards.
+  void set_event_policy(EventPolicy p) { events_ = p; }
+  EventPolicy event_policy() const { return events_; }
 
   std::unique_ptr<Program> prepare(const Network& net) override;
   Tensor forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) override;
@@ -23,7 +27,11 @@ class CpuBackend : public Backend {
   using Backend::simulate;
 
  private:
+  // simulate() on one slice of the batch (all of it when a probe observes).
+  BatchSimulation simulate_slice(Program& program, const Tensor& images, const SimulationOptions& opts,
+                                 NeuronProbe* probe);
   int threads_;
+  EventPolicy events_;
 };
 
 }  // namespace snn

@@ -19,6 +19,7 @@ struct SimulationPlan {
   bool direct = true;       // direct encoding: the network input is the same at every step
   int output_node = -1;
   int64_t classes = 0;
+  int64_t bytes_per_image_step = 0;  // activations of the dynamic nodes for one image at one step
 
   std::vector<char> is_static;   // per node
   std::vector<char> events;      // per node: the output is an event stream

@@ -12,7 +12,13 @@ namespace {
 
 class AvgPoolKernel : public Kernel {
  public:
-  AvgPoolKernel(const Layer& layer, const PoolGeometry& g) : layer_(layer), g_(g) {}
+  AvgPoolKernel(const Layer& layer, const PoolGeometry& g) : layer_(layer), g_(g) {
+    // Every window inside the plane (no padding, none cut by ceil mode): one divisor, and the sums can
+    // run a window tap at a time over whole output rows (vectorised), in the same row-major order.
+    const PoolWindow first = pool_window(g, 0, 0);
+    uniform_ = !g.adaptive && g.pad_h == 0 && g.pad_w == 0 && (g.out_h - 1) * g.stride_h + g.kernel_h <= g.h &&
+               (g.out_w - 1) * g.stride_w + g.kernel_w <= g.w && first.divisor == g.kernel_h * g.kernel_w;
+  }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
@@ -21,6 +27,26 @@ class AvgPoolKernel : public Kernel {
                 " does not fit the prepared plane " + std::to_string(g_.h) + "x" + std::to_string(g_.w));
     const int64_t n = x.dim(0), c = x.dim(1), h = g_.h, w = g_.w, ho = g_.out_h, wo = g_.out_w;
     out.resize({n, c, ho, wo});
+    if (uniform_) {
+      const float divisor = float(g_.kernel_h * g_.kernel_w);
+      const int64_t sw = g_.stride_w;
+#pragma omp parallel for schedule(static)
+      for (int64_t p = 0; p < n * c; ++p) {
+        const float* in = x.data() + p * h * w;
+        float* o = out.data() + p * ho * wo;
+        for (int64_t oy = 0; oy < ho; ++oy) {
+          float* row = o + oy * wo;
+          for (int64_t ox = 0; ox < wo; ++ox) row[ox] = 0.0f;
+          for (int64_t ky = 0; ky < g_.kernel_h; ++ky)
+            for (int64_t kx = 0; kx < g_.kernel_w; ++kx) {
+              const float* src = in + (oy * g_.stride_h + ky) * w + kx;
+              for (int64_t ox = 0; ox < wo; ++ox) row[ox] += src[ox * sw];
+            }
+          for (int64_t ox = 0; ox < wo; ++ox) row[ox] /= divisor;
+        }
+      }
+      return;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < n * c; ++p) {
       const float* in = x.data() + p * h * w;
@@ -38,6 +64,7 @@ class AvgPoolKernel : public Kernel {
  private:
   const Layer& layer_;
   PoolGeometry g_;
+  bool uniform_ = false;
 };
 
 // output_shape first: it checks the input shape, naming the layer.

@@ -1,7 +1,12 @@
-// CPU kernel of Conv2d: im2col + GEMM (Eigen), several images per GEMM, image blocks in parallel.
+// CPU kernel of Conv2d. Dense path: im2col + GEMM (Eigen), several images per GEMM, image blocks in
+// parallel. SNN view on sparse inputs (spikes): the event-driven path (event_convolution.hpp), chosen
+// per chunk from the input's density (event_path.hpp).
 #include <Eigen/Core>
 #include <algorithm>
+#include <memory>
 
+#include "snn/cpu/event_convolution.hpp"
+#include "snn/cpu/event_path.hpp"
 #include "snn/cpu/kernel.hpp"
 #include "snn/layers/conv2d.hpp"
 
@@ -12,7 +17,38 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 
 class Conv2dKernel : public Kernel {
  public:
-  explicit Conv2dKernel(const Conv2d& layer) : layer_(layer) {}
+  Conv2dKernel(const Conv2d& layer, const Shape& input) : layer_(layer) {
+    const Conv2dSpec& s = layer.spec();
+    if (s.groups != 1 || input.size() != 3) return;  // grouped convolutions stay dense
+    const Shape os = layer.output_shape({input});
+    ConvGeometry g;
+    g.in_channels = input[0], g.height = input[1], g.width = input[2];
+    g.out_channels = os[0], g.out_h = os[1], g.out_w = os[2];
+    g.kernel_h = s.kernel_h, g.kernel_w = s.kernel_w, g.stride_h = s.stride_h, g.stride_w = s.stride_w;
+    g.pad_h = s.pad_h, g.pad_w = s.pad_w;
+    if (!event_path_fits(g)) return;
+    events_ = std::make_unique<EventConvolution>(g, layer.weight().data(),
+                                                 layer.bias().empty() ? nullptr : layer.bias().data());
+  }
+
+  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) override {
+    const Tensor& x = *inputs[0];
+    const double hint = take_density_hint();
+    if (events_ && x.numel() == x.dim(0) * events_->geometry().input_size()) {
+      choice_ = choose_path(policy_, events_->geometry(), x.data(), x.numel(), hint);
+      if (choice_.path == kEventsPath) {
+        const ConvGeometry& g = events_->geometry();
+        out.resize({x.dim(0), g.out_channels, g.out_h, g.out_w});
+        events_->run(x.data(), x.dim(0), out.data());
+        return;
+      }
+    } else {
+      choice_ = {kDensePath, -1.0};
+    }
+    forward(inputs, out);
+  }
+  void set_event_policy(EventPolicy p) override { policy_ = p; }
+  KernelChoice last_choice() const override { return choice_; }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
@@ -90,10 +126,13 @@ class Conv2dKernel : public Kernel {
   }
  private:
   const Conv2d& layer_;
+  std::unique_ptr<EventConvolution> events_;  // null: dense only
+  EventPolicy policy_ = EventPolicy::Auto;
+  KernelChoice choice_;
 };
 
-const bool registered = kernels().add("conv2d", [](const Layer& l, const std::vector<Shape>&) {
-  return std::make_unique<Conv2dKernel>(static_cast<const Conv2d&>(l));
+const bool registered = kernels().add("conv2d", [](const Layer& l, const std::vector<Shape>& in) {
+  return std::make_unique<Conv2dKernel>(static_cast<const Conv2d&>(l), in.at(0));
 });
 
 }  // namespace

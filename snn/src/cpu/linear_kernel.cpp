@@ -1,5 +1,11 @@
-// CPU kernel of Linear: one GEMM (Eigen) over the whole batch (all timesteps of a chunk at once).
+// CPU kernel of Linear: one GEMM (Eigen) over the whole batch (all timesteps of a chunk at once), or in
+// the SNN view on sparse inputs the event-driven path (event_linear.hpp), chosen per chunk from the
+// input's density (event_path.hpp).
 #include <Eigen/Core>
+#include <memory>
+
+#include "snn/cpu/event_linear.hpp"
+#include "snn/cpu/event_path.hpp"
 
 #include "snn/cpu/kernel.hpp"
 #include "snn/error.hpp"
@@ -12,7 +18,33 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 
 class LinearKernel : public Kernel {
  public:
-  explicit LinearKernel(const Linear& layer) : layer_(layer) {}
+  explicit LinearKernel(const Linear& layer) : layer_(layer) {
+    ConvGeometry g;
+    g.in_channels = layer.in_features();
+    g.out_channels = layer.out_features();
+    if (!event_path_fits(g)) return;
+    geometry_ = g;
+    events_ = std::make_unique<EventLinear>(g.in_channels, g.out_channels, layer.weight().data(),
+                                            layer.bias().empty() ? nullptr : layer.bias().data());
+  }
+
+  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) override {
+    const Tensor& x = *inputs[0];
+    const double hint = take_density_hint();
+    if (events_ && x.numel() == x.dim(0) * layer_.in_features()) {
+      choice_ = choose_path(policy_, geometry_, x.data(), x.numel(), hint);
+      if (choice_.path == kEventsPath) {
+        out.resize({x.dim(0), layer_.out_features()});
+        events_->run(x.data(), x.dim(0), out.data());
+        return;
+      }
+    } else {
+      choice_ = {kDensePath, -1.0};
+    }
+    forward(inputs, out);
+  }
+  void set_event_policy(EventPolicy p) override { policy_ = p; }
+  KernelChoice last_choice() const override { return choice_; }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
@@ -27,6 +59,10 @@ class LinearKernel : public Kernel {
   }
  private:
   const Linear& layer_;
+  ConvGeometry geometry_;  // the layer as a 1×1 convolution of a 1×1 image (event_path.hpp's terms)
+  std::unique_ptr<EventLinear> events_;  // null: dense only
+  EventPolicy policy_ = EventPolicy::Auto;
+  KernelChoice choice_;
 };
 
 const bool registered = kernels().add("linear", [](const Layer& l, const std::vector<Shape>&) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "snn/event_policy.hpp"
 #include "snn/kernel_registry.hpp"
 #include "snn/layer.hpp"
 #include "snn/simulation_options.hpp"
@@ -20,6 +21,13 @@ class KernelState {
   virtual ~KernelState() = default;
 };
 
+// How a kernel ran its last SNN-view call, for profiles: path "dense" or "events" (empty for kernels
+// with one path) and the input's non-zero fraction when it was measured (else negative).
+struct KernelChoice {
+  const char* path = "";
+  double input_density = -1.0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -31,6 +39,22 @@ class Kernel {
                            const StepChunk& /*chunk*/) {
     forward(inputs, out);
   }
+  virtual void set_event_policy(EventPolicy) {}
+  virtual KernelChoice last_choice() const { return {}; }
+  // The non-zero fraction of the next forward_snn call's first input, when the caller has counted it
+  // (the backend counts spikes anyway); the kernel uses it once instead of measuring.
+  void hint_input_density(double d) { density_hint_ = d; }
+
+ protected:
+  // The hint for this call, or negative when there is none; clears it.
+  double take_density_hint() {
+    const double d = density_hint_;
+    density_hint_ = -1.0;
+    return d;
+  }
+
+ private:
+  double density_hint_ = -1.0;
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const Layer& layer, const std::vector<Shape>& inputs)>;

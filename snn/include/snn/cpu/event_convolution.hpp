@@ -1,0 +1,62 @@
+// Event-driven convolution on the CPU: work proportional to the non-zero inputs (spikes, pooled spikes).
+//
+// A non-zero input value v at (c, y, x) contributes v·W[:, c, ky, kx] to every output whose window
+// holds it. The kernel gathers: the non-zero inputs of a sample are listed once in position order
+// (channels ascending within a position), so each row of an output's window is one contiguous run of
+// events; per output position it walks those runs and adds v times the contiguous weight row
+// W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide the FMA latency).
+// Weights are stored transposed in output-channel tiles sized to stay in L2 while a block of samples
+// passes through; each output row is transposed back into the NCHW output.
+//
+// Summation order per output: window rows in order, events alternately into two chains, then bias +
+// (chain 0 + chain 1); deterministic and independent of threads, but not the dense GEMM's order, and
+// fused multiply-adds where the machine has them (vec16.hpp): results differ from the dense path by
+// rounding. Linear layers have their own event kernel (event_linear.hpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace snn::cpu {
+
+struct ConvGeometry {
+  int64_t in_channels = 0, height = 1, width = 1;
+  int64_t out_channels = 0, kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int64_t out_h = 1, out_w = 1;
+
+  int64_t input_size() const { return in_channels * height * width; }
+  int64_t output_size() const { return out_channels * out_h * out_w; }
+  // Dense multiply-accumulates per sample (the ANN's MACs).
+  int64_t macs() const { return out_channels * out_h * out_w * in_channels * kernel_h * kernel_w; }
+};
+
+struct SampleEvents;  // event_convolution.cpp
+
+class EventConvolution {
+ public:
+  // weight [out_channels][in_channels][kernel_h][kernel_w] (groups = 1); bias [out_channels] or null.
+  EventConvolution(const ConvGeometry& g, const float* weight, const float* bias);
+
+  // x: n samples of [in_channels, height, width]; out: n samples of [out_channels, out_h, out_w].
+  // Parallel over blocks of samples (the calling OpenMP team size).
+  void run(const float* x, int64_t n, float* out) const;
+
+  const ConvGeometry& geometry() const { return g_; }
+  int64_t tile_channels() const { return tile_; }
+
+ private:
+  template <int kTile>
+  void run_tile(const SampleEvents& ev, int64_t tile, float* row, float* out) const;
+
+  ConvGeometry g_;
+  int64_t tile_ = 16;   // output channels per tile: 16, 32, 64 or 128
+  int64_t tiles_ = 1;
+  std::vector<float> weight_;  // [tile][kernel_h][kernel_w][in_channels][tile_], zero-padded channels
+  std::vector<float> bias_;    // [tiles_ · tile_], zero-padded
+  std::vector<char> row_used_;  // per input row: read by some output (a stride beyond the kernel skips rows)
+};
+
+// Fraction of non-zero elements of x[0, n) (parallel, exact count).
+double nonzero_fraction(const float* x, int64_t n);
+
+}  // namespace snn::cpu

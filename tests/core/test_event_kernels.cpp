@@ -1,0 +1,183 @@
+// The event-driven weight kernels (snn/cpu/event_convolution.hpp, event_linear.hpp) against the dense
+// path they replace, and the CPU backend's batch slicing against one image at a time. Values are
+// dyadic (small integers over powers of two), so every sum is exact in any order, with or without
+// fused multiply-adds: equality is the right test, and any dropped, doubled or misplaced event shows.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "snn/cpu/event_convolution.hpp"
+#include "snn/cpu/event_linear.hpp"
+#include "snn/cpu_backend.hpp"
+#include "snn/layers/all.hpp"
+#include "test_util.hpp"
+
+using namespace snn;
+
+namespace {
+
+// k/8 for k in [-8, 8].
+Tensor dyadic_weights(Shape shape, std::mt19937& rng) {
+  Tensor t(std::move(shape));
+  std::uniform_int_distribution<int> k(-8, 8);
+  for (auto& v : t.values()) v = float(k(rng)) / 8.0f;
+  return t;
+}
+
+// Non-zero with probability `density`, then one of {0.25, 0.5, 1, 1.5} (spikes, and pooled spikes).
+Tensor sparse_input(Shape shape, double density, std::mt19937& rng) {
+  Tensor t(std::move(shape), 0.0f);
+  std::bernoulli_distribution fire(density);
+  std::uniform_int_distribution<int> pick(0, 3);
+  const float values[] = {0.25f, 0.5f, 1.0f, 1.5f};
+  for (auto& v : t.values())
+    if (fire(rng)) v = values[pick(rng)];
+  return t;
+}
+
+void run_path(cpu::Kernel& k, EventPolicy p, const Tensor& x, Tensor& out) {
+  k.set_event_policy(p);
+  k.forward_snn({&x}, out, nullptr, StepChunk{0, 1, x.dim(0)});
+}
+
+}  // namespace
+
+TEST_CASE("event convolution equals the dense path on every geometry", "[events]") {
+  std::mt19937 rng(71);
+  struct Case {
+    int64_t cin, h, w, cout, kh, kw, sh, sw, ph, pw;
+  };
+  // Widths below, at and above 16 (the vector tail of the event lister), strides 1-3, padding 0-2,
+  // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels.
+  const Case cases[] = {{3, 7, 5, 10, 3, 3, 1, 1, 1, 1},    {4, 9, 17, 33, 3, 3, 2, 2, 1, 1},
+                        {8, 12, 16, 16, 5, 3, 1, 2, 2, 1},  {5, 6, 40, 70, 1, 1, 1, 1, 0, 0},
+                        {6, 11, 13, 20, 1, 1, 2, 2, 0, 0},  {16, 8, 8, 130, 3, 3, 3, 3, 2, 2},
+                        {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1}};
+  for (const Case& c : cases)
+    for (double density : {0.0, 0.07, 0.3, 1.0}) {
+      CAPTURE(c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, density);
+      const Conv2dSpec spec{c.cin, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, 1};
+      Conv2d conv("conv", spec, dyadic_weights({c.cout, c.cin, c.kh, c.kw}, rng), dyadic_weights({c.cout}, rng));
+      auto kernel = cpu::make_kernel(conv, {{c.cin, c.h, c.w}});
+      const Tensor x = sparse_input({5, c.cin, c.h, c.w}, density, rng);
+      Tensor dense, events;
+      run_path(*kernel, EventPolicy::Dense, x, dense);
+      REQUIRE(std::string(kernel->last_choice().path) == "dense");
+      run_path(*kernel, EventPolicy::Events, x, events);
+      REQUIRE(std::string(kernel->last_choice().path) == "events");
+      REQUIRE(events.shape() == dense.shape());
+      REQUIRE(max_abs_diff(events, dense) == 0.0f);
+    }
+}
+
+TEST_CASE("event convolution without bias, and a grouped convolution stays dense", "[events]") {
+  std::mt19937 rng(72);
+  Conv2d plain("plain", Conv2dSpec{4, 6, 3, 3, 1, 1, 1, 1, 1}, dyadic_weights({6, 4, 3, 3}, rng));
+  auto k = cpu::make_kernel(plain, {{4, 9, 9}});
+  const Tensor x = sparse_input({3, 4, 9, 9}, 0.2, rng);
+  Tensor a, b;
+  run_path(*k, EventPolicy::Dense, x, a);
+  run_path(*k, EventPolicy::Events, x, b);
+  REQUIRE(max_abs_diff(a, b) == 0.0f);
+
+  Conv2d grouped("grouped", Conv2dSpec{4, 6, 3, 3, 1, 1, 1, 1, 2}, dyadic_weights({6, 2, 3, 3}, rng));
+  auto g = cpu::make_kernel(grouped, {{4, 9, 9}});
+  run_path(*g, EventPolicy::Events, x, b);
+  REQUIRE(std::string(g->last_choice().path) == "dense");
+}
+
+TEST_CASE("event linear layer equals the dense path", "[events]") {
+  std::mt19937 rng(73);
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{7, 3}, {64, 16}, {300, 130}, {3136, 256}, {33, 1000}})
+    for (double density : {0.0, 0.05, 0.5, 1.0}) {
+      CAPTURE(in, out, density);
+      Linear fc("fc", dyadic_weights({out, in}, rng), dyadic_weights({out}, rng));
+      auto kernel = cpu::make_kernel(fc, {{in}});
+      const Tensor x = sparse_input({9, in}, density, rng);
+      Tensor dense, events;
+      run_path(*kernel, EventPolicy::Dense, x, dense);
+      run_path(*kernel, EventPolicy::Events, x, events);
+      REQUIRE(std::string(kernel->last_choice().path) == "events");
+      REQUIRE(max_abs_diff(events, dense) == 0.0f);
+    }
+}
+
+TEST_CASE("auto policy picks the event path on sparse input and the dense path on dense input", "[events]") {
+  std::mt19937 rng(74);
+  Conv2d conv("conv", Conv2dSpec{8, 8, 3, 3, 1, 1, 1, 1, 1}, dyadic_weights({8, 8, 3, 3}, rng));
+  auto k = cpu::make_kernel(conv, {{8, 10, 10}});
+  Tensor out;
+  const Tensor sparse = sparse_input({4, 8, 10, 10}, 0.05, rng), dense = sparse_input({4, 8, 10, 10}, 0.9, rng);
+  run_path(*k, EventPolicy::Auto, sparse, out);
+  REQUIRE(std::string(k->last_choice().path) == "events");
+  REQUIRE(k->last_choice().input_density == Approx(0.05).margin(0.03));
+  run_path(*k, EventPolicy::Auto, dense, out);
+  REQUIRE(std::string(k->last_choice().path) == "dense");
+}
+
+TEST_CASE("a whole network gives the same simulation on the dense path, the event path and auto", "[events]") {
+  // small_cnn with dyadic weights and biases: every membrane sum is exact, so every spike must match.
+  std::mt19937 rng(75);
+  Network net = snn_test::small_cnn(rng, SourceActivation::ReLU, 0, false, true);
+  for (int i = 0; i < net.size(); ++i) {
+    auto round16 = [](Tensor& t) {
+      for (auto& v : t.values()) v = std::round(v * 16.0f) / 16.0f;
+    };
+    if (auto* c = dynamic_cast<Conv2d*>(&net.layer(i))) {
+      round16(c->weight());
+      round16(c->bias());
+    } else if (auto* l = dynamic_cast<Linear*>(&net.layer(i))) {
+      round16(l->weight());
+      round16(l->bias());
+    }
+  }
+  Tensor images = snn_test::random_tensor({21, 2, 8, 8}, rng, 0.0f, 1.0f);
+  for (auto& v : images.values()) v = std::round(v * 4.0f) / 4.0f;
+  SimulationOptions o;
+  o.timesteps = 12;
+  o.max_chunk_steps = 5;
+  std::vector<BatchSimulation> runs;
+  for (EventPolicy p : {EventPolicy::Dense, EventPolicy::Events, EventPolicy::Auto}) {
+    CpuBackend cpu(2);
+    cpu.set_event_policy(p);
+    runs.push_back(cpu.simulate(net, images, o));
+  }
+  int64_t spikes = 0;
+  for (const auto& l : runs[0].spikes)
+    for (double s : l) spikes += int64_t(s);
+  REQUIRE(spikes > 100);  // the network is active, so the comparison means something
+  for (size_t r = 1; r < runs.size(); ++r) {
+    REQUIRE(runs[r].predictions == runs[0].predictions);
+    REQUIRE(runs[r].spikes == runs[0].spikes);
+    REQUIRE(runs[r].synaptic_ops == runs[0].synaptic_ops);
+    // act2's thresholds (0.8, 1.2, ...) are not dyadic, so the readout's sums round by order.
+    REQUIRE(max_abs_diff(runs[r].readout, runs[0].readout) < 1e-4f);
+  }
+  // The profile names each weight layer's path.
+  REQUIRE(runs[1].profile.size() == size_t(net.size()));
+  REQUIRE(runs[1].profile[size_t(net.find("fc"))].path == "events");
+}
+
+TEST_CASE("a large batch simulated in slices equals its images simulated one by one", "[events]") {
+  // The CPU backend cuts a batch into cache-sized slices; images are independent, so the merged result
+  // (predictions, readout, per-step spike and operation counts) must equal per-image runs added up.
+  std::mt19937 rng(76);
+  Network net = snn_test::small_cnn(rng);
+  const Tensor images = snn_test::random_tensor({150, 2, 8, 8}, rng, 0.0f, 1.0f);
+  SimulationOptions o;
+  o.timesteps = 6;
+  o.memory_budget = 1 << 16;  // small: many chunks and slices
+  CpuBackend cpu(1);
+  cpu.set_event_policy(EventPolicy::Dense);
+  const BatchSimulation all = cpu.simulate(net, images, o);
+  REQUIRE(all.batch == 150);
+  std::vector<std::vector<double>> spikes(all.spikes.size(), std::vector<double>(6, 0.0));
+  for (int64_t b = 0; b < 150; ++b) {
+    const BatchSimulation one = cpu.simulate(net, images.slice0(b, 1), o);
+    for (int64_t t = 0; t < 6; ++t) REQUIRE(one.predictions[size_t(t)] == all.predictions[size_t(t * 150 + b)]);
+    for (int64_t k = 0; k < one.readout.numel(); ++k)
+      REQUIRE(one.readout[k] == Approx(all.readout[b * one.readout.numel() + k]).margin(1e-5));
+    for (size_t l = 0; l < spikes.size(); ++l)
+      for (int64_t t = 0; t < 6; ++t) spikes[l][size_t(t)] += one.spikes[l][size_t(t)];
+  }
+  REQUIRE(spikes == all.spikes);
+}
