@@ -21,13 +21,13 @@ inline void store16(float* p, Vec16 v) { std::memcpy(p, &v, sizeof v); }
 // otherwise builds with -ffp-contract=off, so this is the only place results depend on FMA hardware.
 inline Vec16 fma16(Vec16 acc, float v, Vec16 w) {
 #if defined(__AVX512F__)
-  return Vec16(_mm512_fmadd_ps(__m512(w), _mm512_set1_ps(v), __m512(acc)));
+  return (Vec16)_mm512_fmadd_ps((__m512)w, _mm512_set1_ps(v), (__m512)acc);
 #elif defined(__FMA__)
   typedef float Vec8 __attribute__((vector_size(32)));
   Vec8 a[2], b[2];
   std::memcpy(a, &acc, sizeof a);
   std::memcpy(b, &w, sizeof b);
-  for (int i = 0; i < 2; ++i) a[i] = Vec8(_mm256_fmadd_ps(__m256(b[i]), _mm256_set1_ps(v), __m256(a[i])));
+  for (int i = 0; i < 2; ++i) a[i] = (Vec8)_mm256_fmadd_ps((__m256)b[i], _mm256_set1_ps(v), (__m256)a[i]);
   std::memcpy(&acc, a, sizeof a);
   return acc;
 #else
