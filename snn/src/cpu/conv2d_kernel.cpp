@@ -15,7 +15,7 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-class Conv2dKernel : public Kernel {
+class Conv2dKernel : public EventWeightKernel {
  public:
   Conv2dKernel(const Conv2d& layer, const Shape& input) : layer_(layer) {
     const Conv2dSpec& s = layer.spec();
@@ -29,26 +29,14 @@ class Conv2dKernel : public Kernel {
     if (!event_path_fits(g)) return;
     events_ = std::make_unique<EventConvolution>(g, layer.weight().data(),
                                                  layer.bias().empty() ? nullptr : layer.bias().data());
+    enable_events(g);
   }
 
-  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) override {
-    const Tensor& x = *inputs[0];
-    const double hint = take_density_hint();
-    if (events_ && x.numel() == x.dim(0) * events_->geometry().input_size()) {
-      choice_ = choose_path(policy_, events_->geometry(), x.data(), x.numel(), hint);
-      if (choice_.path == kEventsPath) {
-        const ConvGeometry& g = events_->geometry();
-        out.resize({x.dim(0), g.out_channels, g.out_h, g.out_w});
-        events_->run(x.data(), x.dim(0), out.data());
-        return;
-      }
-    } else {
-      choice_ = {kDensePath, -1.0};
-    }
-    forward(inputs, out);
+  void run_events(const Tensor& x, Tensor& out) override {
+    const ConvGeometry& g = events_->geometry();
+    out.resize({x.dim(0), g.out_channels, g.out_h, g.out_w});
+    events_->run(x.data(), x.dim(0), out.data());
   }
-  void set_event_policy(EventPolicy p) override { policy_ = p; }
-  KernelChoice last_choice() const override { return choice_; }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
@@ -127,8 +115,6 @@ class Conv2dKernel : public Kernel {
  private:
   const Conv2d& layer_;
   std::unique_ptr<EventConvolution> events_;  // null: dense only
-  EventPolicy policy_ = EventPolicy::Auto;
-  KernelChoice choice_;
 };
 
 const bool registered = kernels().add("conv2d", [](const Layer& l, const std::vector<Shape>& in) {

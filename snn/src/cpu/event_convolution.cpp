@@ -192,12 +192,4 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
   }
 }
 
-double nonzero_fraction(const float* x, int64_t n) {
-  if (n <= 0) return 0.0;
-  int64_t c = 0;
-#pragma omp parallel for reduction(+ : c) schedule(static)
-  for (int64_t i = 0; i < n; ++i) c += x[i] != 0.0f;
-  return double(c) / double(n);
-}
-
 }  // namespace snn::cpu

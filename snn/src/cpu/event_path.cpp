@@ -21,4 +21,27 @@ KernelChoice choose_path(EventPolicy policy, const ConvGeometry& g, const float*
   return {density < break_even ? kEventsPath : kDensePath, density};
 }
 
+void EventWeightKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*,
+                                    const StepChunk&) {
+  const Tensor& x = *inputs[0];
+  const double hint = take_density_hint();
+  choice_ = {kDensePath, -1.0};
+  if (has_events_ && x.numel() == x.dim(0) * geometry_.input_size()) {
+    choice_ = choose_path(policy_, geometry_, x.data(), x.numel(), hint);
+    if (choice_.path == kEventsPath) {
+      run_events(x, out);
+      return;
+    }
+  }
+  forward(inputs, out);
+}
+
+double nonzero_fraction(const float* x, int64_t n) {
+  if (n <= 0) return 0.0;
+  int64_t c = 0;
+#pragma omp parallel for reduction(+ : c) schedule(static)
+  for (int64_t i = 0; i < n; ++i) c += x[i] != 0.0f;
+  return double(c) / double(n);
+}
+
 }  // namespace snn::cpu

@@ -16,35 +16,22 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-class LinearKernel : public Kernel {
+class LinearKernel : public EventWeightKernel {
  public:
   explicit LinearKernel(const Linear& layer) : layer_(layer) {
     ConvGeometry g;
     g.in_channels = layer.in_features();
     g.out_channels = layer.out_features();
     if (!event_path_fits(g)) return;
-    geometry_ = g;
     events_ = std::make_unique<EventLinear>(g.in_channels, g.out_channels, layer.weight().data(),
                                             layer.bias().empty() ? nullptr : layer.bias().data());
+    enable_events(g);  // as a 1×1 convolution of a 1×1 image (event_path.hpp's terms)
   }
 
-  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) override {
-    const Tensor& x = *inputs[0];
-    const double hint = take_density_hint();
-    if (events_ && x.numel() == x.dim(0) * layer_.in_features()) {
-      choice_ = choose_path(policy_, geometry_, x.data(), x.numel(), hint);
-      if (choice_.path == kEventsPath) {
-        out.resize({x.dim(0), layer_.out_features()});
-        events_->run(x.data(), x.dim(0), out.data());
-        return;
-      }
-    } else {
-      choice_ = {kDensePath, -1.0};
-    }
-    forward(inputs, out);
+  void run_events(const Tensor& x, Tensor& out) override {
+    out.resize({x.dim(0), layer_.out_features()});
+    events_->run(x.data(), x.dim(0), out.data());
   }
-  void set_event_policy(EventPolicy p) override { policy_ = p; }
-  KernelChoice last_choice() const override { return choice_; }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
@@ -59,10 +46,7 @@ class LinearKernel : public Kernel {
   }
  private:
   const Linear& layer_;
-  ConvGeometry geometry_;  // the layer as a 1×1 convolution of a 1×1 image (event_path.hpp's terms)
   std::unique_ptr<EventLinear> events_;  // null: dense only
-  EventPolicy policy_ = EventPolicy::Auto;
-  KernelChoice choice_;
 };
 
 const bool registered = kernels().add("linear", [](const Layer& l, const std::vector<Shape>&) {

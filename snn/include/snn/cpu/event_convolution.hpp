@@ -56,7 +56,4 @@ class EventConvolution {
   std::vector<char> row_used_;  // per input row: read by some output (a stride beyond the kernel skips rows)
 };
 
-// Fraction of non-zero elements of x[0, n) (parallel, exact count).
-double nonzero_fraction(const float* x, int64_t n);
-
 }  // namespace snn::cpu

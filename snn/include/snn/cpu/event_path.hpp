@@ -11,6 +11,9 @@ namespace snn::cpu {
 inline constexpr const char* kDensePath = "dense";
 inline constexpr const char* kEventsPath = "events";
 
+// Fraction of non-zero elements of x[0, n) (parallel, exact count).
+double nonzero_fraction(const float* x, int64_t n);
+
 // Whether a layer of this geometry can run event-driven (event lists index a sample with int32).
 bool event_path_fits(const ConvGeometry& g);
 
@@ -19,5 +22,25 @@ bool event_path_fits(const ConvGeometry& g);
 // measures the density of x[0, n) (unless the path is forced dense).
 KernelChoice choose_path(EventPolicy policy, const ConvGeometry& g, const float* x, int64_t n,
                          double known_density = -1.0);
+
+// A weight kernel with both paths: the SNN view takes the event path per choose_path, the dense
+// forward() otherwise (and always in the ANN view). Subclasses call enable_events() when the layer fits.
+class EventWeightKernel : public Kernel {
+ public:
+  void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) final;
+  void set_event_policy(EventPolicy p) override { policy_ = p; }
+  KernelChoice last_choice() const override { return choice_; }
+
+ protected:
+  void enable_events(const ConvGeometry& g) { geometry_ = g, has_events_ = true; }
+  // x: [n, geometry's input]; resizes and fills out.
+  virtual void run_events(const Tensor& x, Tensor& out) = 0;
+
+ private:
+  ConvGeometry geometry_;
+  bool has_events_ = false;
+  EventPolicy policy_ = EventPolicy::Auto;
+  KernelChoice choice_;
+};
 
 }  // namespace snn::cpu
