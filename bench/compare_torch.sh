@@ -39,12 +39,20 @@ REPEAT=${REPEAT:-1}
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# peak_rss FILE CMD...: runs CMD (stdout and exit status passed through) and writes its peak resident
+# memory in KiB (getrusage of the waited-for child) to FILE.
+peak_rss() {
+  "$PYTHON" -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(rc)' "$@"
+}
 for ((r = 1; r <= REPEAT; r++)); do
   cut -d' ' -f1 /proc/loadavg > "$TMP/load_snnc_$r"
-  "$SNNC" sweep "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" --batch-size "$BATCH" \
+  peak_rss "$TMP/rss_snnc_$r" "$SNNC" sweep "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" --batch-size "$BATCH" \
     --json --device cpu > "$TMP/snnc_$r.json"
   cut -d' ' -f1 /proc/loadavg > "$TMP/load_torch_$r"
-  "$PYTHON" "$HERE/torch_reference.py" "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" \
+  peak_rss "$TMP/rss_torch_$r" "$PYTHON" "$HERE/torch_reference.py" "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" \
     --batch-size "$BATCH" > "$TMP/torch_$r.json"
 done
 if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$TMP"/*.json "$KEEP"/; fi
@@ -61,6 +69,8 @@ def runs(side):
             j = json.load(f)
         with open(os.path.join(tmp, f"load_{side}_{r}")) as f:
             j["_load"] = float(f.read())
+        with open(os.path.join(tmp, f"rss_{side}_{r}")) as f:
+            j["_rss_kib"] = int(f.read())
         out.append(j)
     return out
 s_runs, p_runs = runs("snnc"), runs("torch")
@@ -75,10 +85,10 @@ res = {
     "model": model, "data": data, "images": s["images"], "timesteps": T, "threads": threads, "batch_size": batch,
     "snnc": {"image_timesteps_per_second": s["image_timesteps_per_second"], "seconds": s["seconds"],
              "runs": [j["image_timesteps_per_second"] for j in s_runs], "device": s.get("device"),
-             "method": s.get("method")},
+             "method": s.get("method"), "peak_rss_mib": max(j["_rss_kib"] for j in s_runs) / 1024},
     "pytorch": {"image_timesteps_per_second": p["image_timesteps_per_second"], "seconds": p["seconds"],
                 "runs": [j["image_timesteps_per_second"] for j in p_runs], "torch_version": p["torch_version"],
-                "chunk_steps": p.get("chunk_steps")},
+                "chunk_steps": p.get("chunk_steps"), "peak_rss_mib": max(j["_rss_kib"] for j in p_runs) / 1024},
     "ratio_snnc_over_pytorch": s["image_timesteps_per_second"] / p["image_timesteps_per_second"],
     "ann_accuracy": {"snnc": s["ann_accuracy"], "pytorch": p["ann_accuracy"]},
     "accuracy_at_T": {"snnc": sa[-1], "pytorch": pa[-1]},

@@ -47,11 +47,13 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
     int64_t cin, h, w, cout, kh, kw, sh, sw, ph, pw;
   };
   // Widths below, at and above 16 (the vector tail of the event lister), strides 1-3, padding 0-2,
-  // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels.
+  // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels, input
+  // channels split over several L1 weight blocks (a partial last block; 5×5 taps), bands of output rows.
   const Case cases[] = {{3, 7, 5, 10, 3, 3, 1, 1, 1, 1},    {4, 9, 17, 33, 3, 3, 2, 2, 1, 1},
                         {8, 12, 16, 16, 5, 3, 1, 2, 2, 1},  {5, 6, 40, 70, 1, 1, 1, 1, 0, 0},
                         {6, 11, 13, 20, 1, 1, 2, 2, 0, 0},  {16, 8, 8, 130, 3, 3, 3, 3, 2, 2},
-                        {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1}};
+                        {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1},
+                        {40, 9, 11, 70, 3, 3, 1, 1, 1, 1},  {48, 6, 7, 20, 5, 5, 1, 1, 2, 2}};
   for (const Case& c : cases)
     for (double density : {0.0, 0.07, 0.3, 1.0}) {
       CAPTURE(c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, density);

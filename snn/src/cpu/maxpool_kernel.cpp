@@ -1,8 +1,13 @@
 // CPU kernel of MaxPool2d. ANN view: max pooling. SNN view: the exact spiking rule of pooling.hpp: a
 // running sum of every input, and at each step the increase of the window's largest running sum.
+// Windows are separable (rows depend only on oy, columns only on ox, adaptive windows included), so a
+// window's max is taken in two passes: over its columns for every input row, then over its rows. A max
+// is exact in any order, so this equals the direct window scan.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "snn/cpu/kernel.hpp"
 #include "snn/layers/pooling.hpp"
@@ -18,23 +23,27 @@ struct RunningSums : KernelState {
 class MaxPoolKernel : public Kernel {
  public:
   MaxPoolKernel(const MaxPool2d& layer, const Shape& input)
-      : in_(input), out_(layer.output_shape({input})), g_(layer.geometry(input[1], input[2])) {}
+      : in_(input), out_(layer.output_shape({input})), g_(layer.geometry(input[1], input[2])) {
+    for (int64_t oy = 0; oy < out_[1]; ++oy) {
+      const PoolWindow win = pool_window(g_, oy, 0);
+      rows_.emplace_back(win.y0, win.y1);
+    }
+    for (int64_t ox = 0; ox < out_[2]; ++ox) {
+      const PoolWindow win = pool_window(g_, 0, ox);
+      cols_.emplace_back(win.x0, win.x1);
+    }
+  }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
     const int64_t n = x.dim(0), c = in_[0], h = in_[1], w = in_[2], ho = out_[1], wo = out_[2];
     out.resize({n, c, ho, wo});
-    const PoolGeometry& g = g_;
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < n * c; ++p) {
-      const float* in = x.data() + p * h * w;
-      float* o = out.data() + p * ho * wo;
-      for (int64_t oy = 0; oy < ho; ++oy)
-        for (int64_t ox = 0; ox < wo; ++ox) {
-          float m = -std::numeric_limits<float>::infinity();
-          for_each_in_window(g, oy, ox, [&](int64_t i) { m = std::max(m, in[i]); });
-          o[oy * wo + ox] = m;
-        }
+#pragma omp parallel
+    {
+      std::vector<float> column_max(size_t(h * wo));
+#pragma omp for schedule(static)
+      for (int64_t p = 0; p < n * c; ++p)
+        window_max(x.data() + p * h * w, column_max.data(), out.data() + p * ho * wo);
     }
   }
 
@@ -51,26 +60,51 @@ class MaxPoolKernel : public Kernel {
     auto* st = static_cast<RunningSums*>(state);
     const int64_t c = in_[0], h = in_[1], w = in_[2], ho = out_[1], wo = out_[2], b = chunk.batch;
     out.resize({x.dim(0), c, ho, wo});
-    const PoolGeometry& g = g_;
     // Planes (image, channel) are independent; time runs sequentially inside each.
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < b * c; ++p) {
-      float* acc = st->sum.data() + p * h * w;
-      float* prev = st->max.data() + p * ho * wo;
-      for (int64_t t = 0; t < chunk.steps; ++t) {
-        const float* in = x.data() + (t * b * c + p) * h * w;
-        float* o = out.data() + (t * b * c + p) * ho * wo;
-        for (int64_t i = 0; i < h * w; ++i) acc[i] += in[i];
-        for (int64_t oy = 0; oy < ho; ++oy)
-          for (int64_t ox = 0; ox < wo; ++ox) {
-            float best = -std::numeric_limits<float>::infinity();
-            for_each_in_window(g, oy, ox, [&](int64_t i) { best = std::max(best, acc[i]); });
-            // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input
-            // then gives a negative output, exactly like max pooling of the first step's values.
-            const int64_t k = oy * wo + ox;
-            o[k] = best - prev[k];
-            prev[k] = best;
+#pragma omp parallel
+    {
+      std::vector<float> column_max(size_t(h * wo)), best(size_t(ho * wo));
+#pragma omp for schedule(static)
+      for (int64_t p = 0; p < b * c; ++p) {
+        float* acc = st->sum.data() + p * h * w;
+        float* prev = st->max.data() + p * ho * wo;
+        for (int64_t t = 0; t < chunk.steps; ++t) {
+          const float* in = x.data() + (t * b * c + p) * h * w;
+          float* o = out.data() + (t * b * c + p) * ho * wo;
+          for (int64_t i = 0; i < h * w; ++i) acc[i] += in[i];
+          window_max(acc, column_max.data(), best.data());
+          // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input
+          // then gives a negative output, exactly like max pooling of the first step's values.
+          for (int64_t k = 0; k < ho * wo; ++k) {
+            o[k] = best[k] - prev[k];
+            prev[k] = best[k];
           }
+        }
+      }
+    }
+  }
+
+ private:
+  // out[oy][ox] = the max of plane over the window (oy, ox); column_max: h × out_w scratch.
+  void window_max(const float* plane, float* column_max, float* out) const {
+    const int64_t w = in_[2], ho = out_[1], wo = out_[2];
+    const int64_t y_lo = rows_.front().first, y_hi = rows_.back().second;
+    for (int64_t y = y_lo; y < y_hi; ++y) {
+      const float* r = plane + y * w;
+      float* cm = column_max + y * wo;
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t ix = cols_[size_t(ox)].first; ix < cols_[size_t(ox)].second; ++ix) m = std::max(m, r[ix]);
+        cm[ox] = m;
+      }
+    }
+    for (int64_t oy = 0; oy < ho; ++oy) {
+      float* o = out + oy * wo;
+      const auto [y0, y1] = rows_[size_t(oy)];
+      std::copy(column_max + y0 * wo, column_max + (y0 + 1) * wo, o);
+      for (int64_t y = y0 + 1; y < y1; ++y) {
+        const float* cm = column_max + y * wo;
+        for (int64_t ox = 0; ox < wo; ++ox) o[ox] = std::max(o[ox], cm[ox]);
       }
     }
   }
@@ -78,6 +112,7 @@ class MaxPoolKernel : public Kernel {
  private:
   Shape in_, out_;
   PoolGeometry g_;  // windows as PyTorch's, ceil_mode included; never empty, so −∞ never escapes
+  std::vector<std::pair<int64_t, int64_t>> rows_, cols_;  // per output row / column: input rows / columns
 };
 
 const bool registered = kernels().add("maxpool2d", [](const Layer& l, const std::vector<Shape>& in) {

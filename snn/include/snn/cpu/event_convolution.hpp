@@ -1,16 +1,19 @@
 // Event-driven convolution on the CPU: work proportional to the non-zero inputs (spikes, pooled spikes).
 //
 // A non-zero input value v at (c, y, x) contributes v·W[:, c, ky, kx] to every output whose window
-// holds it. The kernel gathers: the non-zero inputs of a sample are listed once in position order
-// (channels ascending within a position), so each row of an output's window is one contiguous run of
-// events; per output position it walks those runs and adds v times the contiguous weight row
-// W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide the FMA latency).
-// Weights are stored transposed in output-channel tiles sized to stay in L2 while a block of samples
-// passes through; each output row is transposed back into the NCHW output.
+// holds it. The kernel gathers: the non-zero inputs of a sample are listed once per input-channel block,
+// in position order (channels ascending within a position), so each row of an output's window is one
+// contiguous run of a block's events; per output position it walks those runs and adds v times the
+// contiguous weight row W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide
+// the FMA latency). Weights are stored transposed in blocks of (output-channel tile × input-channel
+// block) sized to stay close while the block's events are gathered (weight loads bound this kernel);
+// partial sums of a band of output rows stay in L1 across the blocks, and each band is transposed back
+// into the NCHW output.
 //
-// Summation order per output: window rows in order, events alternately into two chains, then bias +
-// (chain 0 + chain 1); deterministic and independent of threads, but not the dense GEMM's order, and
-// fused multiply-adds where the machine has them (vec16.hpp): results differ from the dense path by
+// Summation order per output: per input-channel block, window rows in order, events alternately into
+// two chains, chain 0 starting from bias (first block) or the previous blocks' sum, then chain 0 +
+// chain 1; deterministic and independent of threads, but not the dense GEMM's order, and fused
+// multiply-adds where the machine has them (vec16.hpp): results differ from the dense path by
 // rounding. Linear layers have their own event kernel (event_linear.hpp).
 #pragma once
 #include <cstdint>
@@ -46,12 +49,15 @@ class EventConvolution {
 
  private:
   template <int kTile>
-  void run_tile(const SampleEvents& ev, int64_t tile, float* row, float* out) const;
+  void run_tile(const SampleEvents& ev, int64_t tile, float* band, float* out) const;
 
   ConvGeometry g_;
-  int64_t tile_ = 16;   // output channels per tile: 16, 32, 64 or 128
+  int64_t tile_ = 16;   // output channels per tile: 16, 32 or 64
   int64_t tiles_ = 1;
-  std::vector<float> weight_;  // [tile][kernel_h][kernel_w][in_channels][tile_], zero-padded channels
+  int64_t block_channels_ = 1;  // input channels per weight block (all of them where they fit)
+  int64_t blocks_ = 1;
+  int64_t band_rows_ = 1;       // output rows whose partial sums are kept across the blocks
+  std::vector<float> weight_;  // [tile][block][kernel_h][kernel_w][block_channels_][tile_], zero-padded
   std::vector<float> bias_;    // [tiles_ · tile_], zero-padded
   std::vector<char> row_used_;  // per input row: read by some output (a stride beyond the kernel skips rows)
 };
