@@ -48,7 +48,7 @@ struct SampleEvents {
       index.resize(room);
       value.resize(room);
     }
-    channels_last_.resize(size_t(positions * channels));
+    if (channels_last_.size() < size_t(positions * channels)) channels_last_.resize(size_t(positions * channels));
     transpose_block(x, positions, channels, positions, channels_last_.data(), channels);
     int32_t* idx = index.data();
     float* val = value.data();
@@ -197,9 +197,12 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
   const int64_t blocks = (n + block - 1) / block;
 #pragma omp parallel
   {
-    std::vector<SampleEvents> events(static_cast<size_t>(block));
-    std::vector<float> band(static_cast<size_t>(band_rows_ * g_.out_w * tile_));
-    std::vector<float> staging;  // the last tile's channels when out_channels is not a multiple of tile_
+    // Buffers per thread, kept across calls and layers (the team's threads persist) and only ever
+    // grown: no allocation, page faults or zero-fill per call.
+    thread_local std::vector<SampleEvents> events;
+    thread_local std::vector<float> band, staging;  // staging: the last tile when out_channels % tile_ != 0
+    if (events.size() < size_t(block)) events.resize(size_t(block));
+    if (band.size() < size_t(band_rows_ * g_.out_w * tile_)) band.resize(size_t(band_rows_ * g_.out_w * tile_));
 #pragma omp for schedule(dynamic)
     for (int64_t bi = 0; bi < blocks; ++bi) {
       const int64_t s0 = bi * block, ns = std::min(block, n - s0);
@@ -211,7 +214,7 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
           float* o = out + (s0 + s) * g_.output_size() + o0 * out_hw;
           float* dst = o;
           if (valid < tile_) {
-            staging.resize(size_t(tile_ * out_hw));
+            if (staging.size() < size_t(tile_ * out_hw)) staging.resize(size_t(tile_ * out_hw));
             dst = staging.data();
           }
           switch (tile_) {

@@ -63,8 +63,11 @@ void EventLinear::run(const float* x, int64_t n, float* out) const {
   const int64_t blocks = (n + block - 1) / block;
 #pragma omp parallel
   {
-    std::vector<Event> events(static_cast<size_t>(block * in_ + 1));
-    std::vector<int64_t> begin(static_cast<size_t>(block + 1));
+    // Buffers per thread, kept across calls (the team's threads persist) and only ever grown.
+    thread_local std::vector<Event> events;
+    thread_local std::vector<int64_t> begin;
+    if (events.size() < size_t(block * in_ + 1)) events.resize(size_t(block * in_ + 1));
+    if (begin.size() < size_t(block + 1)) begin.resize(size_t(block + 1));
 #pragma omp for schedule(dynamic)
     for (int64_t bi = 0; bi < blocks; ++bi) {
       const int64_t s0 = bi * block, ns = std::min(block, n - s0);

@@ -7,10 +7,16 @@
 namespace snn::cpu {
 
 namespace {
-// n neurons of one plane, one step: s = spikes; returns nothing (callers count as they need).
+// n neurons of one plane, one step: s = spikes; returns nothing (callers count as they need). With a
+// second input (x2 non-null: a residual add fused into this layer) the input is x + x2, the same float
+// sum the add layer would have stored.
 template <bool kLeaky, bool kResetZero>
-inline void step_plane(const float* x, float* v, float* s, int64_t n, float theta, float bias, float beta) {
-  for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
+inline void step_plane(const float* x, const float* x2, float* v, float* s, int64_t n, float theta, float bias,
+                       float beta) {
+  if (x2)
+    for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i] + x2[i], bias, theta, beta);
+  else
+    for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
 }
 }  // namespace
 
@@ -52,11 +58,15 @@ std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
 void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                                const StepChunk& chunk) {
   const Tensor& x = *inputs[0];
+  const Tensor* x2 = inputs.size() > 1 ? inputs[1] : nullptr;
   auto* st = static_cast<State*>(state);
   out.resize(x.shape());
   const int64_t B = chunk.batch, C = layer_.channels();
   if (x.numel() != chunk.steps * B * C * inner_)
     throw Error("layer '" + layer_.name() + "' (neuron): input " + to_string(x.shape()) + " does not fit the state");
+  if (x2 && x2->shape() != x.shape())
+    throw Error("layer '" + layer_.name() + "' (neuron): fused add inputs differ: " + to_string(x.shape()) + " and " +
+                to_string(x2->shape()));
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
   const float beta = layer_.config().beta;
@@ -69,8 +79,8 @@ void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor&
       for (int64_t t = 0; t < chunk.steps; ++t) {
         const int64_t off = (t * B * C + p) * inner_;
         const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
-        step_plane<decltype(leaky)::value, decltype(zero)::value>(x.data() + off, v, out.data() + off, inner_, theta, b,
-                                                                  beta);
+        step_plane<decltype(leaky)::value, decltype(zero)::value>(x.data() + off, x2 ? x2->data() + off : nullptr, v,
+                                                                  out.data() + off, inner_, theta, b, beta);
       }
     }
   });
