@@ -90,11 +90,19 @@ std::string hex(int64_t v) {
   return buf;
 }
 
+std::string format_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 void check_digest(const H5::H5Object& obj, int64_t computed, const std::string& what) {
   if (!h5::has_attr(obj, "crc32")) return;  // files from snnc before 0.1.0 carry none
   const double stored = h5::read_double_attr(obj, "crc32");
   if (stored != double(computed))
-    throw Error("CRC-32 check failed for " + what + " (stored " + hex(int64_t(stored)) + ", computed " + hex(computed) +
+    // A damaged file may store any double (inf, NaN, 1e300): only a CRC-32's range is shown in hex.
+    throw Error("CRC-32 check failed for " + what + " (stored " +
+                (stored >= 0.0 && stored <= 4294967295.0 ? hex(int64_t(stored)) : format_double(stored)) + ", computed " + hex(computed) +
                 "): the file is corrupted, or was edited outside snnc (if on purpose, delete its 'crc32' attribute)");
 }
 
