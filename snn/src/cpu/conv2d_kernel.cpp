@@ -15,6 +15,9 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+constexpr int64_t kColumnPad = 48;  // a multiple of every GEMM panel height (48 = 3 AVX-512 float packets; 24, 12 elsewhere)
+int64_t padded_columns(int64_t cols) { return (cols + kColumnPad - 1) / kColumnPad * kColumnPad; }
+
 class Conv2dKernel : public EventWeightKernel {
  public:
   Conv2dKernel(const Conv2d& layer, const Shape& input) : layer_(layer) {
@@ -53,17 +56,22 @@ class Conv2dKernel : public EventWeightKernel {
     // Several images share one GEMM ([Cout_g, K] x [K, images·HW]): small per-image products waste most
     // of the GEMM's speed. The block is sized so its im2col buffer stays around 1 MiB (measured best on this
     // machine: 20-23 GMAC/s per core vs 15 with one image per GEMM).
+    // A block's columns are padded with zeros to a multiple of kColumnPad, so every column lies in a full
+    // panel of Eigen's GEMM (whose narrower remainder panels add over k in another order) and the product
+    // is never a GEMV: an image's result is the same whatever its batch and its place in it
+    // (tests/core/test_batch_independence.cpp; data-parallel runs rest on it).
     const int64_t per_image = k * hw_out;
     const int64_t block = std::max<int64_t>(1, std::min<int64_t>(16, (int64_t(1) << 18) / std::max<int64_t>(1, per_image)));
     const int64_t blocks = (n + block - 1) / block;
+    const int64_t max_cols = padded_columns(block * hw_out);
 
   #pragma omp parallel
     {
-      std::vector<float> col(static_cast<size_t>(k * block * hw_out));
-      std::vector<float> res(static_cast<size_t>(cout_g * block * hw_out));
+      std::vector<float> col(static_cast<size_t>(k * max_cols), 0.0f);
+      std::vector<float> res(static_cast<size_t>(cout_g * max_cols));
   #pragma omp for schedule(dynamic)
       for (int64_t bi = 0; bi < blocks; ++bi) {
-        const int64_t i0 = bi * block, nb = std::min(block, n - i0), cols = nb * hw_out;
+        const int64_t i0 = bi * block, nb = std::min(block, n - i0), cols = padded_columns(nb * hw_out);
         for (int64_t g = 0; g < s.groups; ++g) {
           // im2col: row (ci, ky, kx), column (image, oy, ox); zero outside the image.
           for (int64_t ci = 0; ci < cin_g; ++ci)
@@ -94,6 +102,7 @@ class Conv2dKernel : public EventWeightKernel {
                     }
                   }
                 }
+                std::fill(row + nb * hw_out, row + cols, 0.0f);  // the padding columns
               }
           Eigen::Map<const RowMatrix> wm(layer_.weight().data() + g * cout_g * k, cout_g, k);
           Eigen::Map<const RowMatrix> cm(col.data(), k, cols);

@@ -15,6 +15,10 @@ namespace snn::cpu {
 namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ColMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+// Samples per GEMM: a multiple of every GEMM panel width (so no sample falls in a remainder panel, which
+// Eigen computes in another order) and large enough that the weight panel's packing is amortised.
+constexpr int64_t kGroup = 64;
 
 class LinearKernel : public EventWeightKernel {
  public:
@@ -33,16 +37,39 @@ class LinearKernel : public EventWeightKernel {
     events_->run(x.data(), x.dim(0), out.data());
   }
 
+  // outᵀ = W·xᵀ over groups of exactly kGroup samples (the last one padded with zeros), each a
+  // single-threaded GEMM of the same shape: a sample's result is the same whatever its batch, its
+  // place in it and the thread count (data-parallel runs need that; tests/core/test_batch_independence).
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
     const Tensor& x = *inputs[0];
-    const int64_t n = x.dim(0);
-    if (x.numel() != n * layer_.in_features()) throw Error("layer '" + layer_.name() + "' (linear): input " + to_string(x.shape()) + " does not match in_features");
-    out.resize({n, layer_.out_features()});
-    Eigen::Map<const RowMatrix> xm(x.data(), n, layer_.in_features());
-    Eigen::Map<const RowMatrix> wm(layer_.weight().data(), layer_.out_features(), layer_.in_features());
-    Eigen::Map<RowMatrix> om(out.data(), n, layer_.out_features());
-    om.noalias() = xm * wm.transpose();
-    if (!layer_.bias().empty()) om.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(layer_.bias().data(), layer_.out_features());
+    const int64_t n = x.dim(0), in = layer_.in_features(), of = layer_.out_features();
+    if (x.numel() != n * in) throw Error("layer '" + layer_.name() + "' (linear): input " + to_string(x.shape()) + " does not match in_features");
+    out.resize({n, of});
+    Eigen::Map<const RowMatrix> wm(layer_.weight().data(), of, in);
+    const int64_t groups = (n + kGroup - 1) / kGroup;
+  #pragma omp parallel
+    {
+      std::vector<float> xs, os;  // the padded last group
+  #pragma omp for schedule(static)
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t s0 = g * kGroup, ns = std::min(kGroup, n - s0);
+        const float* xp = x.data() + s0 * in;
+        float* op = out.data() + s0 * of;
+        if (ns < kGroup) {
+          xs.assign(size_t(kGroup * in), 0.0f);
+          std::copy(xp, xp + ns * in, xs.begin());
+          os.resize(size_t(kGroup * of));
+          xp = xs.data();
+        }
+        Eigen::Map<const ColMatrix> xt(xp, in, kGroup);
+        Eigen::Map<ColMatrix> ot(ns < kGroup ? os.data() : op, of, kGroup);
+        ot.noalias() = wm * xt;
+        if (ns < kGroup) std::copy(os.begin(), os.begin() + ns * of, op);
+        if (!layer_.bias().empty())
+          for (int64_t s = 0; s < ns; ++s)
+            for (int64_t o = 0; o < of; ++o) op[s * of + o] += layer_.bias()[o];
+      }
+    }
   }
  private:
   const Linear& layer_;
