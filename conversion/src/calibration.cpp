@@ -88,6 +88,10 @@ Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices) {
   return out;
 }
 
+std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Share& share) {
+  return std::vector<int64_t>(batch.begin() + share.first, batch.begin() + share.last);
+}
+
 void record_calibration(Network& net, const CalibrationReport& r) {
   for (auto it = net.metadata().begin(); it != net.metadata().end();)
     it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 
+#include "snn/conversion/shared_batch.hpp"
 #include "snn/error.hpp"
 
 namespace snn::conversion {
@@ -19,15 +20,17 @@ namespace {
 // own neurons step by step (NeuronLayerAccess::replay_step), so downstream layers see corrected spikes.
 class FtbcProbe : public NeuronProbe {
  public:
-  FtbcProbe(double alpha, FtbcVariant variant, std::function<void(int)> on_layer)
-      : alpha_(float(alpha)), variant_(variant), on_layer_(std::move(on_layer)) {}
+  FtbcProbe(double alpha, FtbcVariant variant, const SharedBatch& batch, std::function<void(int)> on_layer)
+      : alpha_(float(alpha)), variant_(variant), batch_(batch), on_layer_(std::move(on_layer)) {}
 
   bool wants_ann_reference() const override { return true; }
+  void combine_counts(std::vector<int64_t>& counts) override { batch_.combine(counts); }
 
   void before_layer(NeuronLayerAccess& layer) override {
     const StepChunk& chunk = layer.chunk();
     const int64_t C = layer.channels();
-    const std::vector<double>& a_mean = layer.ann_channel_means();  // the target of every step
+    const std::vector<double> a_mean = batch_.ann_means(layer);  // the target of every step
+    const int64_t positions = layer.positions();
     Tensor bias = layer.bias();
     const std::vector<float> zero(size_t(C), 0.0f);
     std::vector<float> row;
@@ -36,16 +39,16 @@ class FtbcProbe : public NeuronProbe {
       std::vector<double> s_mean;
       if (variant_ == FtbcVariant::Paper) {
         // Bias-free local simulation, membranes nudged towards the ANN activation.
-        s_mean = layer.replay_step(t, zero, /*commit=*/true, alpha_);
+        s_mean = batch_.spike_means(layer.replay_step_sums(t, zero, /*commit=*/true, alpha_), positions);
       } else {
         row.assign(b, b + C);
-        s_mean = layer.replay_step(t, row, /*commit=*/false);
+        s_mean = batch_.spike_means(layer.replay_step_sums(t, row, /*commit=*/false), positions);
       }
       for (int64_t c = 0; c < C; ++c) b[c] += float(alpha_ * (s_mean[size_t(c)] - a_mean[size_t(c)]));
       if (variant_ == FtbcVariant::Fixed) {
         // Carry the state the corrected bias produces (what the backend will compute next).
         row.assign(b, b + C);
-        layer.replay_step(t, row, /*commit=*/true);
+        layer.replay_step_sums(t, row, /*commit=*/true);
       }
     }
     layer.set_bias(bias);
@@ -55,6 +58,7 @@ class FtbcProbe : public NeuronProbe {
  private:
   float alpha_;
   FtbcVariant variant_;
+  const SharedBatch& batch_;
   std::function<void(int)> on_layer_;
 };
 
@@ -71,20 +75,22 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
   for (int i : neurons) program->set_neuron_bias(i, Tensor({opts.timesteps, net.neuron(i).channels()}, 0.0f));
 
   const auto batches = calibration_batches(opts, data.size());
+  const SharedBatch shared(opts.comm ? *opts.comm : single_process(), opts.batch_size);
+  SimulationOptions sim;
+  sim.timesteps = opts.timesteps;
+  sim.max_chunk_steps = opts.max_chunk_steps;
+  sim = shared.simulation(net, sim);
   const int64_t total = opts.iters * opts.batches * int64_t(neurons.size());
   int64_t done = 0;
   for (int64_t it = 0; it < opts.iters; ++it)
     for (size_t b = 0; b < batches.size(); ++b) {
-      const Tensor images = gather_images(data, batches[b]);
+      const Tensor images = gather_images(data, share_of_batch(batches[b], shared.share()));
       const std::string stage = "pass " + std::to_string(it + 1) + "/" + std::to_string(opts.iters) + ", batch " +
                                 std::to_string(b + 1) + "/" + std::to_string(batches.size());
-      FtbcProbe probe(opts.alpha, variant, [&](int node) {
+      FtbcProbe probe(opts.alpha, variant, shared, [&](int node) {
         // A layer counts as done once its last chunk has been corrected.
         if (opts.progress) opts.progress(stage + ": " + net.layer(node).name(), done, total);
       });
-      SimulationOptions sim;
-      sim.timesteps = opts.timesteps;
-      sim.max_chunk_steps = opts.max_chunk_steps;
       backend.simulate(*program, images, sim, &probe);
       done += int64_t(neurons.size());
       if (opts.progress) opts.progress(stage, done, total);

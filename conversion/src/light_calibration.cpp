@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "snn/conversion/shared_batch.hpp"
 #include "snn/error.hpp"
 
 namespace snn::conversion {
@@ -11,15 +12,20 @@ namespace {
 // layer's mean ANN activation per channel on the same images.
 class RateProbe : public NeuronProbe {
  public:
-  RateProbe(int node, int64_t channels) : node_(node), sum_(size_t(channels), 0.0) {}
+  RateProbe(int node, int64_t channels, const SharedBatch& batch)
+      : node_(node), sum_(size_t(channels), 0.0), batch_(batch) {}
   bool wants_ann_reference() const override { return true; }
   bool observes(int node) const override { return node == node_; }
+  void combine_counts(std::vector<int64_t>& counts) override { batch_.combine(counts); }
   void after_layer(NeuronLayerAccess& layer) override {
     const int64_t C = int64_t(sum_.size());
-    const std::vector<double>& m = layer.output_channel_means();
+    const std::vector<double>& s = layer.output_channel_sums();
+    std::vector<double> chunk(size_t(C), 0.0);  // spikes of the chunk's steps (whole multiples of θ: exact)
     for (int64_t t = 0; t < layer.chunk().steps; ++t)
-      for (int64_t c = 0; c < C; ++c) sum_[size_t(c)] += m[size_t(t * C + c)];
-    ann_ = layer.ann_channel_means();
+      for (int64_t c = 0; c < C; ++c) chunk[size_t(c)] += s[size_t(t * C + c)];
+    const std::vector<double> m = batch_.spike_means(chunk, layer.positions());
+    for (int64_t c = 0; c < C; ++c) sum_[size_t(c)] += m[size_t(c)];
+    ann_ = batch_.ann_means(layer);
   }
   const std::vector<double>& sum() const { return sum_; }  // Σ_t mean spike output
   const std::vector<double>& ann() const { return ann_; }
@@ -27,6 +33,7 @@ class RateProbe : public NeuronProbe {
  private:
   int node_;
   std::vector<double> sum_, ann_;
+  const SharedBatch& batch_;
 };
 }  // namespace
 
@@ -39,8 +46,13 @@ CalibrationReport LightCalibrator::calibrate(Network& net, Backend& backend, con
   auto program = backend.prepare(net);
   for (int i : neurons) program->set_neuron_bias(i, Tensor());
   const auto batches = calibration_batches(opts, data.size());
+  const SharedBatch shared(opts.comm ? *opts.comm : single_process(), opts.batch_size);
   std::vector<Tensor> images;
-  for (const auto& batch : batches) images.push_back(gather_images(data, batch));
+  for (const auto& batch : batches) images.push_back(gather_images(data, share_of_batch(batch, shared.share())));
+  SimulationOptions sim;
+  sim.timesteps = opts.timesteps;
+  sim.max_chunk_steps = opts.max_chunk_steps;
+  sim = shared.simulation(net, sim);
   const int64_t total = opts.iters * int64_t(neurons.size());
   int64_t done = 0;
   for (int64_t it = 0; it < opts.iters; ++it)
@@ -49,10 +61,7 @@ CalibrationReport LightCalibrator::calibrate(Network& net, Backend& backend, con
       const int64_t C = layer.channels();
       std::vector<double> err(size_t(C), 0.0);
       for (size_t b = 0; b < batches.size(); ++b) {
-        RateProbe probe(node, C);
-        SimulationOptions sim;
-        sim.timesteps = opts.timesteps;
-        sim.max_chunk_steps = opts.max_chunk_steps;
+        RateProbe probe(node, C, shared);
         backend.simulate(*program, images[b], sim, &probe);
         for (int64_t c = 0; c < C; ++c)
           err[size_t(c)] += probe.sum()[size_t(c)] / double(opts.timesteps) - probe.ann()[size_t(c)];

@@ -51,9 +51,10 @@ const DeviceTensor& run_ann(CudaProgram& prog, const Tensor& images) {
 
 }  // namespace
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(int gpu) {
   std::string why;
   if (!device_available(&why)) throw Error("cuda backend: no usable GPU: " + why);
+  if (gpu >= 0) select_device(gpu);
   device_ = device_name();
   context_ = std::make_shared<Context>();
 }
@@ -84,7 +85,7 @@ BatchSimulation CudaBackend::simulate(Program& program, const Tensor& images, co
   const int64_t T = plan.timesteps, B = plan.batch;
   const int N = net.size();
 
-  // The probe's ANN reference stays on the device (prog.ann_out); only per-channel means come back.
+  // The probe's ANN reference stays on the device (prog.ann_out); only per-sample channel sums come back.
   CudaNeuronAccess::Shared probe_data;
   if (probe && probe->wants_ann_reference()) {
     run_ann(prog, images);
@@ -92,9 +93,7 @@ BatchSimulation CudaBackend::simulate(Program& program, const Tensor& images, co
       if (!probe->observes(i)) continue;
       const DeviceTensor& a = prog.ann_out[size_t(i)];
       const int64_t C = net.output_shape(i)[0], inner = a.numel() / (a.dim(0) * C);
-      std::vector<double> m = channel_sums(a.data(), 1, a.dim(0), C, inner, ctx);
-      for (auto& v : m) v /= double(a.dim(0) * inner);
-      probe_data.ann_means[i] = std::move(m);
+      probe_data.ann_sums[i] = channel_sums(a.data(), a.dim(0), 1, C, inner, ctx);  // [B · C]
       probe_data.ann[i] = &a;
     }
   }
@@ -225,8 +224,8 @@ BatchSimulation CudaBackend::simulate(Program& program, const Tensor& images, co
 namespace {
 const bool registered = register_backend(
     "cuda",
-    [](int /*threads: the CUDA backend's work is on the GPU*/) -> std::unique_ptr<Backend> {
-      return std::make_unique<CudaBackend>();
+    [](int /*threads: the CUDA backend's work is on the GPU*/, int gpu) -> std::unique_ptr<Backend> {
+      return std::make_unique<CudaBackend>(gpu);
     },
     [](std::string* why) { return device_available(why); });
 }  // namespace

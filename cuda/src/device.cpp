@@ -42,6 +42,12 @@ bool device_available(std::string* why) {
   return true;
 }
 
+void select_device(int ordinal) {
+  int n = 0;
+  SNN_CUDA_CHECK(cudaGetDeviceCount(&n), "cuda backend");
+  SNN_CUDA_CHECK(cudaSetDevice(n > 0 ? ordinal % n : 0), "cuda backend");
+}
+
 std::string device_name() {
   int dev = 0;
   SNN_CUDA_CHECK(cudaGetDevice(&dev), "cuda backend");

@@ -9,14 +9,14 @@ CudaNeuronAccess::CudaNeuronAccess(CudaProgram& prog, Shared& shared, int node, 
                                    const DeviceTensor& input)
     : prog_(prog), shared_(shared), node_(node), chunk_(chunk), input_(input), kernel_(prog.spiking(node)) {}
 
-const std::vector<double>& CudaNeuronAccess::ann_channel_means() {
-  auto it = shared_.ann_means.find(node_);
-  require(it != shared_.ann_means.end(), "calibration probe: no ANN reference for layer '" +
+const std::vector<double>& CudaNeuronAccess::ann_sample_sums() {
+  auto it = shared_.ann_sums.find(node_);
+  require(it != shared_.ann_sums.end(), "calibration probe: no ANN reference for layer '" +
                                              prog_.network().layer(node_).name() + "' (wants_ann_reference)");
   return it->second;
 }
 
-std::vector<double> CudaNeuronAccess::replay_step(int64_t t, const std::vector<float>& bias, bool commit, float nudge) {
+std::vector<double> CudaNeuronAccess::replay_step_sums(int64_t t, const std::vector<float>& bias, bool commit, float nudge) {
   require(t >= 0 && t < chunk_.steps, "calibration probe: step outside the chunk");
   require(int64_t(bias.size()) == channels(), "calibration probe: bias row has the wrong length");
   auto& st = shared_.shadow[node_];
@@ -29,8 +29,6 @@ std::vector<double> CudaNeuronAccess::replay_step(int64_t t, const std::vector<f
   }
   std::vector<double> sum(size_t(channels()), 0.0);
   kernel_.replay_step(input_, chunk_, t, bias, st.get(), commit, nudge, ann, sum);
-  const double per_channel = double(input_.numel() / chunk_.steps / channels());
-  for (auto& s : sum) s /= per_channel;
   return sum;
 }
 
@@ -39,14 +37,13 @@ void CudaNeuronAccess::set_bias(const Tensor& bias, bool constant) {
   kernel_.set_bias(bias, constant);
 }
 
-const std::vector<double>& CudaNeuronAccess::output_channel_means() {
+const std::vector<double>& CudaNeuronAccess::output_channel_sums() {
   require(output_ != nullptr, "calibration probe: output statistics only after the layer ran");
-  if (out_means_.empty()) {
+  if (out_sums_.empty()) {
     const int64_t C = channels(), B = chunk_.batch, inner = output_->numel() / (chunk_.steps * B * C);
-    out_means_ = channel_sums(output_->data(), chunk_.steps, B, C, inner, *prog_.context);
-    for (auto& v : out_means_) v /= double(B * inner);
+    out_sums_ = channel_sums(output_->data(), chunk_.steps, B, C, inner, *prog_.context);
   }
-  return out_means_;
+  return out_sums_;
 }
 
 }  // namespace snn::cuda

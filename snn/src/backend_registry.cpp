@@ -38,7 +38,7 @@ BatchSimulation Backend::simulate(const Network& net, const Tensor& images, cons
   return simulate(*program, images, opts);
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bool quiet) {
+std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bool quiet, int gpu) {
   if (device == "cpu") return std::make_unique<CpuBackend>(threads);
   if (device != "cuda" && device != "auto")
     throw Error("unknown device '" + device + "' (expected cpu, cuda or auto)");
@@ -52,7 +52,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bo
   if (!cuda.factory) why = "no CUDA backend in this build";
   else if (cuda.available && !cuda.available(&why)) why = "no usable GPU: " + why;
   if (why.empty()) {
-    auto backend = cuda.factory(threads);
+    auto backend = cuda.factory(threads, gpu);
     if (device == "auto" && !quiet) std::fprintf(stderr, "snnc: using %s\n", backend->description().c_str());
     return backend;
   }

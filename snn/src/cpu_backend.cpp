@@ -78,14 +78,17 @@ void poisson_encode(const Network& net, const Tensor& images, const StepChunk& c
   }
 }
 
-// Per-channel mean of x [N, C, ...] over samples and positions (elements summed in memory order).
-std::vector<double> channel_means(const Tensor& x, int64_t C) {
+// Sum of each plane of x [N, C, ...] over its positions (in memory order): [N · C].
+std::vector<double> plane_sums(const Tensor& x, int64_t C) {
   const int64_t planes = x.dim(0) * C, inner = x.numel() / std::max<int64_t>(1, planes);
-  std::vector<double> m(size_t(C), 0.0);
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t i = 0; i < inner; ++i) m[size_t(p % C)] += x[p * inner + i];
-  for (auto& v : m) v /= double(x.dim(0) * inner);
-  return m;
+  std::vector<double> s(size_t(planes), 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0;
+    for (int64_t i = 0; i < inner; ++i) sum += x[p * inner + i];
+    s[size_t(p)] = sum;
+  }
+  return s;
 }
 
 class CpuProgram : public Program {
@@ -121,7 +124,7 @@ class CpuNeuronAccess : public NeuronLayerAccess {
   struct Shared {  // per simulation: the probe's own membranes and the ANN reference
     std::map<int, std::unique_ptr<cpu::KernelState>> shadow;
     std::map<int, Tensor> ann;
-    std::map<int, std::vector<double>> ann_means;
+    std::map<int, std::vector<double>> ann_sums;  // per sample and channel
   };
 
   CpuNeuronAccess(CpuProgram& prog, Shared& shared, int node, const StepChunk& chunk, const Tensor& input)
@@ -131,14 +134,16 @@ class CpuNeuronAccess : public NeuronLayerAccess {
   const StepChunk& chunk() const override { return chunk_; }
   int64_t channels() const override { return kernel_.channels(); }
 
-  const std::vector<double>& ann_channel_means() override {
-    auto it = shared_.ann_means.find(node_);
-    require(it != shared_.ann_means.end(), "calibration probe: no ANN reference for layer '" +
-                                               prog_.network().layer(node_).name() + "' (wants_ann_reference)");
+  int64_t positions() const override { return input_.numel() / (chunk_.steps * chunk_.batch * channels()); }
+
+  const std::vector<double>& ann_sample_sums() override {
+    auto it = shared_.ann_sums.find(node_);
+    require(it != shared_.ann_sums.end(), "calibration probe: no ANN reference for layer '" +
+                                              prog_.network().layer(node_).name() + "' (wants_ann_reference)");
     return it->second;
   }
 
-  std::vector<double> replay_step(int64_t t, const std::vector<float>& bias, bool commit, float nudge) override {
+  std::vector<double> replay_step_sums(int64_t t, const std::vector<float>& bias, bool commit, float nudge) override {
     require(t >= 0 && t < chunk_.steps, "calibration probe: step outside the chunk");
     require(int64_t(bias.size()) == channels(), "calibration probe: bias row has the wrong length");
     auto& st = shared_.shadow[node_];
@@ -151,8 +156,6 @@ class CpuNeuronAccess : public NeuronLayerAccess {
     }
     std::vector<double> sum(size_t(channels()), 0.0);
     kernel_.replay_step(input_, chunk_, t, bias.data(), st.get(), commit, nudge, ann, sum);
-    const double per_channel = double(input_.numel() / chunk_.steps / channels());
-    for (auto& s : sum) s /= per_channel;
     return sum;
   }
 
@@ -164,21 +167,16 @@ class CpuNeuronAccess : public NeuronLayerAccess {
   }
 
   void set_output(const Tensor* out) { output_ = out; }
-  const std::vector<double>& output_channel_means() override {
+  const std::vector<double>& output_channel_sums() override {
     require(output_ != nullptr, "calibration probe: output statistics only after the layer ran");
-    if (out_means_.empty()) {
-      const int64_t C = channels(), B = chunk_.batch, inner = output_->numel() / (chunk_.steps * B * C);
-      out_means_.assign(size_t(chunk_.steps * C), 0.0);
+    if (out_sums_.empty()) {
+      const int64_t C = channels(), B = chunk_.batch;
+      const std::vector<double> planes = plane_sums(*output_, C);  // [steps · B · C]
+      out_sums_.assign(size_t(chunk_.steps * C), 0.0);
       for (int64_t t = 0; t < chunk_.steps; ++t)
-        for (int64_t p = 0; p < B * C; ++p) {
-          const float* o = output_->data() + (t * B * C + p) * inner;
-          double s = 0;
-          for (int64_t i = 0; i < inner; ++i) s += o[i];
-          out_means_[size_t(t * C + p % C)] += s;
-        }
-      for (auto& v : out_means_) v /= double(B * inner);
+        for (int64_t p = 0; p < B * C; ++p) out_sums_[size_t(t * C + p % C)] += planes[size_t(t * B * C + p)];
     }
-    return out_means_;
+    return out_sums_;
   }
 
  private:
@@ -189,7 +187,7 @@ class CpuNeuronAccess : public NeuronLayerAccess {
   const Tensor& input_;
   cpu::SpikingKernel& kernel_;
   const Tensor* output_ = nullptr;
-  std::vector<double> out_means_;
+  std::vector<double> out_sums_;
 };
 
 // The ANN view through the kernels; keeps the outputs of the nodes in `keep` (all when keep is null).
@@ -311,7 +309,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
     run_ann(prog, images, &keep, ann);
     for (int i : plan.neuron_nodes)
       if (keep[size_t(i)]) {
-        probe_data.ann_means[i] = channel_means(ann[size_t(i)], net.output_shape(i)[0]);
+        probe_data.ann_sums[i] = plane_sums(ann[size_t(i)], net.output_shape(i)[0]);
         probe_data.ann[i] = std::move(ann[size_t(i)]);
       }
   }
@@ -411,7 +409,12 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         probe->before_layer(*access);
       }
       const int source = net.inputs(i)[0];
-      if (plan.counts_events[si] && source >= 0) {
+      if (probe && plan.weight_slot[si] >= 0) {
+        // Data-parallel calibration: the path follows the density of the whole batch, on every process.
+        std::vector<int64_t> counts = {count_nonzero_steps(ins[0]->data(), 1, ins[0]->numel())[0], ins[0]->numel()};
+        probe->combine_counts(counts);
+        kernel.hint_input_density(double(counts[0]) / double(std::max<int64_t>(1, counts[1])));
+      } else if (plan.counts_events[si] && source >= 0) {
         const auto& nz = nonzeros(source, *ins[0]);
         int64_t total = 0;
         for (int64_t c : nz) total += c;

@@ -135,33 +135,51 @@ void write_matrix(H5::Group& g, const std::string& name, const std::vector<std::
   if (!flat.empty()) ds.write(flat.data(), H5::PredType::NATIVE_DOUBLE);
 }
 
-Tensor read_tensor(const H5::Group& g, const std::string& name) {
-  H5::DataSet ds = g.openDataSet(name);
+namespace {
+// The shape a floating-point dataset declares, checked against the bytes actually stored before anything
+// is allocated for it (a damaged file may declare any shape).
+Shape checked_float_shape(const H5::DataSet& ds, const std::string& name) {
   if (ds.getTypeClass() != H5T_FLOAT) throw Error("dataset '" + name + "' is not floating point");
   H5::DataSpace space = ds.getSpace();
   const int rank = space.getSimpleExtentNdims();
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   space.getSimpleExtentDims(dims.data());
   Shape shape(dims.begin(), dims.end());
-  // The file declares the shape: check it against the data actually stored before allocating for it.
   const int64_t numel = numel_of(shape);
-  const hsize_t stored = ds.getStorageSize();
-  if (numel > 0 && stored < hsize_t(numel) * sizeof(float))
+  const hsize_t element = ds.getDataType().getSize(), stored = ds.getStorageSize();
+  if (numel > 0 && stored < hsize_t(numel) * element)
     throw Error("tensor '" + name + "' of shape " + to_string(shape) + " needs " +
-                std::to_string(numel * int64_t(sizeof(float))) + " bytes but the file stores " +
-                std::to_string(stored) + " (truncated or damaged file?)");
-  Tensor t(shape);
-  if (t.numel()) {
-    try {
-      ds.read(t.data(), H5::PredType::NATIVE_FLOAT);
-    } catch (const H5::Exception&) {
-      const std::string cause = error_stack_text();
-      if (cause.find("checksum") != std::string::npos || cause.find("Fletcher") != std::string::npos)
-        throw Error("tensor '" + name + "' fails its Fletcher-32 checksum: the file is corrupted");
-      throw Error("tensor '" + name + "' cannot be read: " + cause);
-    }
+                std::to_string(numel * int64_t(element)) + " bytes but the file stores " + std::to_string(stored) +
+                " (truncated or damaged file?)");
+  return shape;
+}
+
+void read_checked(const H5::DataSet& ds, const std::string& name, void* to, const H5::PredType& type) {
+  try {
+    ds.read(to, type);
+  } catch (const H5::Exception&) {
+    const std::string cause = error_stack_text();
+    if (cause.find("checksum") != std::string::npos || cause.find("Fletcher") != std::string::npos)
+      throw Error("tensor '" + name + "' fails its Fletcher-32 checksum: the file is corrupted");
+    throw Error("tensor '" + name + "' cannot be read: " + cause);
   }
+}
+}  // namespace
+
+Tensor read_tensor(const H5::Group& g, const std::string& name) {
+  H5::DataSet ds = g.openDataSet(name);
+  Tensor t(checked_float_shape(ds, name));
+  if (t.numel()) read_checked(ds, name, t.data(), H5::PredType::NATIVE_FLOAT);
   return t;
+}
+
+std::vector<double> read_vector(const H5::Group& g, const std::string& name) {
+  H5::DataSet ds = g.openDataSet(name);
+  const Shape shape = checked_float_shape(ds, name);
+  if (shape.size() != 1) throw Error("dataset '" + name + "' is not a vector (shape " + to_string(shape) + ")");
+  std::vector<double> v(static_cast<size_t>(shape[0]));
+  if (!v.empty()) read_checked(ds, name, v.data(), H5::PredType::NATIVE_DOUBLE);
+  return v;
 }
 
 std::vector<std::string> child_names(const H5::Group& g) {

@@ -2,8 +2,10 @@
 
 #include <chrono>
 
+#include "snn/data_parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/hdf5_util.hpp"
+#include "snn/simulation_plan.hpp"
 #include "snn/model_file.hpp"
 
 namespace snn {
@@ -47,25 +49,46 @@ double SweepResult::snn_energy_uj(int64_t t, const EnergyModel& e) const {
 double SweepResult::ann_energy_uj(const EnergyModel& e) const { return double(ann_macs) * e.pj_per_mac * 1e-6; }
 
 double evaluate_ann(Backend& backend, const Network& net, const Dataset& data, int64_t batch_size,
-                    const ProgressFn& progress) {
+                    const ProgressFn& progress, Communicator* comm) {
   check_labels_fit(net, data);
   require(batch_size > 0, "batch size must be positive");
+  Communicator& c = comm ? *comm : single_process();
   int64_t correct = 0;
   auto program = backend.prepare(net);
-  for (int64_t b0 = 0; b0 < data.size(); b0 += batch_size) {
-    const int64_t n = std::min(batch_size, data.size() - b0);
-    const Tensor logits = backend.forward_ann(*program, data.batch_images(b0, n));
-    const int64_t k = logits.dim(1);
-    for (int64_t i = 0; i < n; ++i) correct += argmax_row(logits.data() + i * k, k) == data.labels[size_t(b0 + i)];
-    if (progress) progress(b0 + n, data.size());
-  }
+  const int64_t blocks = (data.size() + batch_size - 1) / batch_size;
+  deal_blocks(
+      c, {0, blocks, 1},
+      [&](int64_t block, std::vector<double>& row) {
+        const int64_t b0 = block * batch_size, n = std::min(batch_size, data.size() - b0);
+        const Tensor logits = backend.forward_ann(*program, data.batch_images(b0, n));
+        const int64_t k = logits.dim(1);
+        for (int64_t i = 0; i < n; ++i) row[0] += argmax_row(logits.data() + i * k, k) == data.labels[size_t(b0 + i)];
+      },
+      [&](int64_t, const double* row) { correct += int64_t(row[0]); },
+      [&](int64_t done) {
+        if (progress && c.is_root()) progress(std::min(data.size(), done * batch_size), data.size());
+      });
   return 100.0 * double(correct) / double(data.size());
 }
+
+namespace {
+// One block's numbers as a row: correct predictions per step, then spikes [L][T], synaptic operations
+// [W][T] and dense MACs [W][T] (whole-block totals).
+struct SweepRow {
+  int64_t T, L, W;
+  size_t width() const { return size_t(T * (1 + L + 2 * W)); }
+  double* correct(double* r) const { return r; }
+  double* spikes(double* r, int64_t l) const { return r + T * (1 + l); }
+  double* synaptic_ops(double* r, int64_t w) const { return r + T * (1 + L + w); }
+  double* dense_macs(double* r, int64_t w) const { return r + T * (1 + L + W + w); }
+};
+}  // namespace
 
 SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data, const SweepOptions& opts) {
   check_labels_fit(net, data);
   require(opts.batch_size > 0, "--batch-size must be positive, got " + std::to_string(opts.batch_size));
   require(opts.sim.timesteps > 0, "--T must be at least 1, got " + std::to_string(opts.sim.timesteps));
+  Communicator& comm = opts.comm ? *opts.comm : single_process();
   const int64_t T = opts.sim.timesteps;
   SweepResult r;
   r.images = data.size();
@@ -75,48 +98,76 @@ SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data,
     r.neuron_layers.push_back(net.layer(i).name());
     r.neurons.push_back(numel_of(net.output_shape(i)));
   }
+  const SimulationPlan plan = make_simulation_plan(net, opts.sim, std::min(opts.batch_size, data.size()));
+  for (int i : plan.weight_nodes) {
+    r.weight_layers.push_back(net.layer(i).name());
+    r.layer_macs.push_back(net.layer(i).macs(net.input_shapes(i)));
+  }
   if (opts.with_ann) {
     const double t0 = now_seconds();
-    r.ann_accuracy = evaluate_ann(backend, net, data, opts.batch_size);
+    r.ann_accuracy = evaluate_ann(backend, net, data, opts.batch_size, {}, &comm);
     r.ann_seconds = now_seconds() - t0;
   }
 
-  std::vector<int64_t> correct(size_t(T), 0);
-  std::vector<std::vector<double>> spikes(r.neuron_layers.size(), std::vector<double>(size_t(T), 0.0));
-  const double t_start = now_seconds();
-  auto program = backend.prepare(net);  // weights uploaded once for every batch
-  for (int64_t b0 = 0; b0 < data.size(); b0 += opts.batch_size) {
-    const int64_t n = std::min(opts.batch_size, data.size() - b0);
-    SimulationOptions sim = opts.sim;
-    sim.seed = opts.sim.seed + uint64_t(b0);  // batches get distinct Poisson streams, reproducibly
-    BatchSimulation s = backend.simulate(*program, data.batch_images(b0, n), sim);
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t i = 0; i < n; ++i)
-        correct[size_t(t)] += s.predictions[size_t(t * n + i)] == data.labels[size_t(b0 + i)];
-    for (size_t l = 0; l < spikes.size(); ++l)
-      for (int64_t t = 0; t < T; ++t) spikes[l][size_t(t)] += s.spikes[l][size_t(t)];
-    if (r.weight_layers.empty()) {
-      for (int i : s.weight_nodes) {
-        r.weight_layers.push_back(net.layer(i).name());
-        r.layer_macs.push_back(net.layer(i).macs(net.input_shapes(i)));
-      }
-      r.synaptic_ops.assign(s.weight_nodes.size(), std::vector<double>(size_t(T), 0.0));
-      r.dense_macs = r.synaptic_ops;
+  const SweepRow layout{T, int64_t(r.neuron_layers.size()), int64_t(r.weight_layers.size())};
+  const int64_t blocks = (data.size() + opts.batch_size - 1) / opts.batch_size;
+  SweepPartial state;
+  state.blocks = blocks;
+  state.sums.assign(layout.width(), 0.0);
+  if (opts.checkpoint) {
+    if (auto saved = opts.checkpoint->find(opts.checkpoint_key)) {
+      require(saved->blocks == blocks && saved->sums.size() == layout.width(),
+              "checkpoint '" + opts.checkpoint->path() + "': sweep '" + opts.checkpoint_key + "' was saved with " +
+                  std::to_string(saved->blocks) + " blocks of " + std::to_string(saved->sums.size()) +
+                  " numbers, this run has " + std::to_string(blocks) + " of " + std::to_string(layout.width()));
+      state = *saved;
     }
-    for (size_t l = 0; l < s.weight_nodes.size(); ++l)
-      for (int64_t t = 0; t < T; ++t) {
-        r.synaptic_ops[l][size_t(t)] += s.synaptic_ops[l][size_t(t)];
-        r.dense_macs[l][size_t(t)] += s.dense_macs[l][size_t(t)];
-      }
-    if (opts.progress) opts.progress(b0 + n, data.size());
   }
-  r.seconds = now_seconds() - t_start;
+
+  const double t_start = now_seconds(), seconds_before = state.seconds;
+  auto program = backend.prepare(net);  // weights uploaded once for every batch
+  deal_blocks(
+      comm, {state.next_block, blocks, layout.width()},
+      [&](int64_t block, std::vector<double>& row) {
+        const int64_t b0 = block * opts.batch_size, n = std::min(opts.batch_size, data.size() - b0);
+        SimulationOptions sim = opts.sim;
+        sim.seed = opts.sim.seed + uint64_t(b0);  // batches get distinct Poisson streams, reproducibly
+        const BatchSimulation s = backend.simulate(*program, data.batch_images(b0, n), sim);
+        require(s.spikes.size() == size_t(layout.L) && s.synaptic_ops.size() == size_t(layout.W),
+                "sweep: the backend reported other layers than the simulation plan");
+        double* out = row.data();
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t i = 0; i < n; ++i)
+            layout.correct(out)[t] += s.predictions[size_t(t * n + i)] == data.labels[size_t(b0 + i)];
+        for (int64_t l = 0; l < layout.L; ++l)
+          std::copy(s.spikes[size_t(l)].begin(), s.spikes[size_t(l)].end(), layout.spikes(out, l));
+        for (int64_t w = 0; w < layout.W; ++w) {
+          std::copy(s.synaptic_ops[size_t(w)].begin(), s.synaptic_ops[size_t(w)].end(), layout.synaptic_ops(out, w));
+          std::copy(s.dense_macs[size_t(w)].begin(), s.dense_macs[size_t(w)].end(), layout.dense_macs(out, w));
+        }
+      },
+      [&](int64_t, const double* row) {
+        for (size_t k = 0; k < state.sums.size(); ++k) state.sums[k] += row[k];
+      },
+      [&](int64_t done) {
+        state.next_block = done;
+        state.seconds = seconds_before + (now_seconds() - t_start);
+        if (opts.checkpoint) opts.checkpoint->save(opts.checkpoint_key, state);
+        if (opts.progress && comm.is_root()) opts.progress(std::min(data.size(), done * opts.batch_size), data.size());
+      });
+  r.seconds = seconds_before + (now_seconds() - t_start);
 
   const double images = double(data.size());
-  for (int64_t t = 0; t < T; ++t) r.accuracy.push_back(100.0 * double(correct[size_t(t)]) / images);
-  r.firing_rate = spikes;
-  for (size_t l = 0; l < spikes.size(); ++l)
-    for (auto& v : r.firing_rate[l]) v /= images * double(r.neurons[l]);
+  double* sums = state.sums.data();
+  for (int64_t t = 0; t < T; ++t) r.accuracy.push_back(100.0 * layout.correct(sums)[t] / images);
+  for (int64_t l = 0; l < layout.L; ++l) {
+    r.firing_rate.emplace_back(layout.spikes(sums, l), layout.spikes(sums, l) + T);
+    for (auto& v : r.firing_rate.back()) v /= images * double(r.neurons[size_t(l)]);
+  }
+  for (int64_t w = 0; w < layout.W; ++w) {
+    r.synaptic_ops.emplace_back(layout.synaptic_ops(sums, w), layout.synaptic_ops(sums, w) + T);
+    r.dense_macs.emplace_back(layout.dense_macs(sums, w), layout.dense_macs(sums, w) + T);
+  }
   for (auto* m : {&r.synaptic_ops, &r.dense_macs})
     for (auto& row : *m)
       for (auto& v : row) v /= images;

@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "option_checks.hpp"
+#include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #ifdef SNN_HAVE_CONVERSION
@@ -22,20 +23,30 @@ struct CalibrateArgs {
 
 void run_calibrate(CalibrateArgs& a) {
   // Everything that can be checked before the long work is: options, output path, memory.
-  auto method = snn::conversion::make_calibrator(a.method);
-  a.opts.batch_size = a.run.batch_size;
-  snn::conversion::check_calibration_options(a.opts, nullptr);
-  std::vector<std::string> inputs = {a.model};
-  if (method->needs_data()) for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
-  check_output(a.out, inputs);
-  snn::Network net = snn::load_network(a.model);
-  check_run_memory(net, a.run.batch_size, a.opts.timesteps);
+  std::unique_ptr<snn::conversion::Calibrator> method;
+  snn::Network net;
   snn::Dataset data;
-  if (method->needs_data()) {
-    data = open_dataset(a.data, a.run);
-    check_readout(net, data, a.data);
-  }
-  auto backend = open_backend(a.run);
+  std::unique_ptr<snn::Backend> backend;
+  collectively([&] {
+    method = snn::conversion::make_calibrator(a.method);
+    a.opts.batch_size = a.run.batch_size;
+    snn::conversion::check_calibration_options(a.opts, nullptr);
+    std::vector<std::string> inputs = {a.model};
+    if (method->needs_data()) for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
+    check_output(a.out, inputs);
+    net = snn::load_network(a.model);
+    check_run_memory(net, a.run.batch_size, a.opts.timesteps);
+    if (method->needs_data()) {
+      data = open_dataset(a.data, a.run);
+      check_readout(net, data, a.data);
+    }
+    backend = open_backend(a.run);
+  });
+  agree_on_job(job_description(a.model, a.data, a.run) + " method=" + a.method + " T=" +
+               std::to_string(a.opts.timesteps) + " alpha=" + std::to_string(a.opts.alpha) + " batches=" +
+               std::to_string(a.opts.batches) + " iters=" + std::to_string(a.opts.iters) + " seed=" +
+               std::to_string(a.opts.seed) + " variant=" + a.opts.variant);
+  a.opts.comm = &world();
   Progress progress("calibrate " + a.method, progress_enabled(a.run));
   std::string last_stage;
   a.opts.progress = [&](const std::string& stage, int64_t done, int64_t total) {
@@ -45,7 +56,10 @@ void run_calibrate(CalibrateArgs& a) {
   const snn::conversion::CalibrationReport r = method->calibrate(net, *backend, data, a.opts);
   snn::conversion::record_calibration(net, r);
   net.metadata()["calibration.command_line"] = command_line();
-  snn::save_network(net, a.out);
+  collectively([&] {
+    if (is_root()) snn::save_network(net, a.out);  // every process holds the same biases
+  });
+  if (!is_root()) return;
   if (a.run.json) {
     print_json({{"model", a.out}, {"method", r.method}, {"seconds", r.seconds}, {"images", r.images},
                 {"parameters", r.parameters}});

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common.hpp"
+#include "parallel.hpp"
 #include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
@@ -354,6 +355,7 @@ void register_convert(CLI::App& app) {
       ->check(whole_in(1, 4096));
   add_run_options(cmd, args->run);
   cmd->callback([args, cmd] {
+    single_process_only("convert");
     args->limit_given = cmd->count("--limit") > 0;
     run_convert(*args);
   });

@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "option_checks.hpp"
+#include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
@@ -19,15 +20,23 @@ struct EvalArgs {
 };
 
 void run_eval(const EvalArgs& a) {
-  const snn::Network net = snn::load_network(a.model);
-  check_run_memory(net, a.run.batch_size, a.ann_only ? 1 : a.timesteps);
-  const snn::Dataset data = open_dataset(a.data, a.run);
-  check_readout(net, data, a.data);
-  auto backend = open_backend(a.run);
+  snn::Network net;
+  snn::Dataset data;
+  std::unique_ptr<snn::Backend> backend;
+  collectively([&] {
+    net = snn::load_network(a.model);
+    check_run_memory(net, a.run.batch_size, a.ann_only ? 1 : a.timesteps);
+    data = open_dataset(a.data, a.run);
+    check_readout(net, data, a.data);
+    backend = open_backend(a.run);
+  });
+  agree_on_job(job_description(a.model, a.data, a.run) + " T=" + std::to_string(a.timesteps) + " encoding=" +
+               a.encoding + (a.ann_only ? " ann-only" : ""));
   nlohmann::json j = {{"model", a.model}, {"data", a.data}, {"images", data.size()}, {"device", backend->name()}};
+  if (world().size() > 1) j["processes"] = world().size();
   {
     Progress p("ANN view", progress_enabled(a.run));
-    j["ann_accuracy"] = snn::evaluate_ann(*backend, net, data, a.run.batch_size, p.fn());
+    j["ann_accuracy"] = snn::evaluate_ann(*backend, net, data, a.run.batch_size, p.fn(), &world());
   }
   if (!a.ann_only) {
     snn::SweepOptions o;
@@ -35,12 +44,14 @@ void run_eval(const EvalArgs& a) {
     o.sim.encoding = snn::parse_encoding(a.encoding);
     o.batch_size = a.run.batch_size;
     o.with_ann = false;
+    o.comm = &world();
     Progress p("SNN T=" + std::to_string(a.timesteps), progress_enabled(a.run));
     o.progress = p.fn();
     const snn::SweepResult r = snn::run_sweep(*backend, net, data, o);
     j["timesteps"] = a.timesteps;
     j["snn_accuracy"] = r.accuracy.back();
   }
+  if (!is_root()) return;
   if (a.run.json) {
     print_json(j);
     return;

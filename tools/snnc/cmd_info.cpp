@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "parallel.hpp"
 #include "snn/layers/neuron.hpp"
 #include "snn/model_file.hpp"
 
@@ -72,7 +73,10 @@ void register_info(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Show a model file's layers, thresholds, biases and sizes");
   cmd->add_option("model", args->model, "Model file (.snn.h5)")->required();
   cmd->add_flag("--json", args->json, "Print one JSON object on stdout");
-  cmd->callback([args] { run_info(*args); });
+  cmd->callback([args] {
+    single_process_only("info");
+    run_info(*args);
+  });
 }
 
 }  // namespace snnc

@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "option_checks.hpp"
+#include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #ifdef SNN_HAVE_CONVERSION
@@ -15,7 +16,7 @@ namespace snnc {
 
 namespace {
 struct SweepArgs {
-  std::string model, data, out;
+  std::string model, data, out, checkpoint;
   int64_t timesteps = 32;
   std::string encoding = "direct";
   uint64_t seed = 0;
@@ -49,6 +50,7 @@ snn::Network variant_for(const std::string& method, const snn::Network& model, c
   snn::conversion::CalibrationOptions o = a.calib;
   o.timesteps = a.timesteps;
   o.batch_size = a.calib_batch_size;
+  o.comm = &world();
   if (calibrator->needs_data() && !calib_data)
     throw snn::Error("--compare " + method + ": needs calibration data (--calib-data)");
   Progress p("calibrate " + method, progress_enabled(a.run));
@@ -140,40 +142,77 @@ void print_table(const std::vector<snn::SweepResult>& results, bool all_steps) {
   }
 }
 
+// Everything the sweep's numbers depend on (for agree_on_job and the checkpoint).
+std::string sweep_job(const SweepArgs& a) {
+  std::string job = job_description(a.model, a.data, a.run) + " T=" + std::to_string(a.timesteps) + " encoding=" +
+                    a.encoding + " seed=" + std::to_string(a.seed) + " compare=";
+  for (const auto& m : a.compare) job += m + ",";
+  if (!a.compare.empty()) {
+    job += " calib-data=" + a.calib_data + " calib-batch-size=" + std::to_string(a.calib_batch_size);
+#ifdef SNN_HAVE_CONVERSION
+    job += " alpha=" + std::to_string(a.calib.alpha) + " batches=" + std::to_string(a.calib.batches) + " iters=" +
+           std::to_string(a.calib.iters) + " calib-seed=" + std::to_string(a.calib.seed) + " variant=" + a.calib.variant;
+#endif
+  }
+  return job;
+}
+
 void run_sweep_cmd(const SweepArgs& a) {
-  // Everything that can be checked before the long work is: output path, memory, labels.
-  std::vector<std::string> inputs = {a.model};
-  for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
-  if (!a.compare.empty())
-    for (const auto& f : dataset_inputs(a.calib_data)) inputs.push_back(f);
-  if (!a.out.empty()) check_output(a.out, inputs);
-  const snn::Network net = snn::load_network(a.model);
-  check_run_memory(net, std::max(a.run.batch_size, a.calib_batch_size), a.timesteps);
-  const snn::Dataset data = open_dataset(a.data, a.run);
-  check_readout(net, data, a.data);
-  auto backend = open_backend(a.run);
+  // Everything that can be checked before the long work is: output paths, memory, labels.
+  snn::Network net;
+  snn::Dataset data, calib;
+  std::unique_ptr<snn::Backend> backend;
+  bool need_calib = false;
+  collectively([&] {
+    std::vector<std::string> inputs = {a.model};
+    for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
+    if (!a.compare.empty())
+      for (const auto& f : dataset_inputs(a.calib_data)) inputs.push_back(f);
+    if (!a.out.empty()) check_output(a.out, inputs);
+    if (!a.checkpoint.empty()) {
+      if (!a.out.empty()) inputs.push_back(a.out);
+      require_distinct_paths(a.checkpoint, a.out, "--checkpoint", "-o");
+      check_output(a.checkpoint, inputs, "--checkpoint");
+    }
+    net = snn::load_network(a.model);
+    check_run_memory(net, std::max(a.run.batch_size, a.calib_batch_size), a.timesteps);
+    data = open_dataset(a.data, a.run);
+    check_readout(net, data, a.data);
+    need_calib = !a.compare.empty() && needs_calibration_data(a.compare, net, a.timesteps);
+    if (need_calib) {
+      calib = snn::load_dataset(a.calib_data);
+      check_readout(net, calib, a.calib_data);
+    }
+    backend = open_backend(a.run);
+  });
+  const std::string job = sweep_job(a);
+  agree_on_job(job);
+  std::unique_ptr<snn::SweepCheckpoint> checkpoint;
+  if (!a.checkpoint.empty()) checkpoint = std::make_unique<snn::SweepCheckpoint>(a.checkpoint, job, world());
+
   snn::SweepOptions o;
   o.sim.timesteps = a.timesteps;
   o.sim.encoding = snn::parse_encoding(a.encoding);
   o.sim.seed = a.seed;
   o.batch_size = a.run.batch_size;
+  o.comm = &world();
+  o.checkpoint = checkpoint.get();
   std::vector<snn::SweepResult> results;
   if (a.compare.empty()) {
     Progress progress("sweep", progress_enabled(a.run));
     o.progress = progress.fn();
+    o.checkpoint_key = "model";
     results.push_back(snn::run_sweep(*backend, net, data, o));
     results.back().method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
   } else {
-    snn::Dataset calib;
-    const bool need_calib = needs_calibration_data(a.compare, net, a.timesteps);
-    if (need_calib) {
-      calib = snn::load_dataset(a.calib_data);
-      check_readout(net, calib, a.calib_data);
-    }
     for (size_t m = 0; m < a.compare.size(); ++m) {
+      o.checkpoint_key = a.compare[m];
+      // A method the checkpoint holds complete needs no calibration: its numbers are all there.
+      const auto saved = checkpoint ? checkpoint->find(o.checkpoint_key) : std::nullopt;
+      const bool complete = saved && saved->next_block == saved->blocks;
       double calib_seconds = 0;
       const snn::Network variant =
-          variant_for(a.compare[m], net, a, need_calib ? &calib : nullptr, *backend, &calib_seconds);
+          complete ? net : variant_for(a.compare[m], net, a, need_calib ? &calib : nullptr, *backend, &calib_seconds);
       Progress progress("sweep " + a.compare[m], progress_enabled(a.run));
       o.progress = progress.fn();
       o.with_ann = m == 0;  // the ANN view does not depend on calibration
@@ -188,8 +227,12 @@ void run_sweep_cmd(const SweepArgs& a) {
     std::map<std::string, std::string> info = {{"command_line", command_line()}, {"model", a.model},
                                                {"data", a.data},                 {"encoding", a.encoding},
                                                {"device", backend->name()}};
-    snn::write_sweep_file(a.out, results, info);
+    collectively([&] {
+      if (is_root()) snn::write_sweep_file(a.out, results, info);
+    });
   }
+  if (checkpoint) checkpoint->remove();  // the results are out: nothing is left to resume
+  if (!is_root()) return;
   if (a.run.json) {
     nlohmann::json j = to_json(results.front());
     if (results.size() > 1) {
@@ -200,6 +243,7 @@ void run_sweep_cmd(const SweepArgs& a) {
     j["model"] = a.model;
     j["data"] = a.data;
     j["device"] = backend->name();
+    if (world().size() > 1) j["processes"] = world().size();
     if (!a.out.empty()) j["output"] = a.out;
     print_json(j);
   } else {
@@ -222,6 +266,9 @@ void register_sweep(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed for Poisson encoding");
   cmd->add_option("-o,--out", args->out, "Write the results to this HDF5 file (sweep.h5)");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "Record finished batches here; the same command started again resumes from it (any number of "
+                  "processes) and deletes it when done");
   cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
   cmd->add_option("--compare", args->compare,
                   "Methods to compare on the same images: none, model, ftbc, ftbc-paper, light, rts")

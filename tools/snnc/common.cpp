@@ -2,10 +2,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
 #include "option_checks.hpp"
+#include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/memory.hpp"
 #include "snn/output_file.hpp"
@@ -26,8 +29,16 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--json", o.json, "Print one JSON object on stdout");
 }
 
-void check_output(const std::string& out, const std::vector<std::string>& inputs) {
-  snn::check_output_path(out, inputs, "-o");
+void check_output(const std::string& out, const std::vector<std::string>& inputs, const std::string& option) {
+  if (is_root()) snn::check_output_path(out, inputs, option);  // rank 0 alone writes
+}
+
+void require_distinct_paths(const std::string& a, const std::string& b, const std::string& option_a,
+                            const std::string& option_b) {
+  if (a.empty() || b.empty()) return;
+  std::error_code ea, eb;
+  if (std::filesystem::weakly_canonical(a, ea) == std::filesystem::weakly_canonical(b, eb))
+    throw snn::Error(option_a + " '" + a + "' and " + option_b + " '" + b + "' name the same file");
 }
 
 std::vector<std::string> dataset_inputs(const std::string& spec) {
@@ -42,7 +53,7 @@ void check_readout(const snn::Network& net, const snn::Dataset& data, const std:
   if (data.num_classes > outputs)
     throw snn::Error("dataset '" + spec + "' has labels up to " + std::to_string(data.num_classes - 1) + " but " +
                      readout + ": those images can never be classified correctly (wrong model or dataset?)");
-  if (data.num_classes < outputs)
+  if (data.num_classes < outputs && is_root())
     std::fprintf(stderr, "snnc: warning: %s but dataset '%s' has %d classes (labels 0..%d): is this the model for "
                  "this data?\n", readout.c_str(), spec.c_str(), data.num_classes, data.num_classes - 1);
 }
@@ -54,11 +65,37 @@ void check_run_memory(const snn::Network& net, int64_t batch, int64_t timesteps)
                       "lower --T or --batch-size");
 }
 
-std::unique_ptr<snn::Backend> open_backend(const RunOptions& o) { return snn::make_backend(o.device, o.threads, o.quiet || o.json); }
+std::unique_ptr<snn::Backend> open_backend(const RunOptions& o) {
+  // Under mpirun: one GPU per process on a host (its local rank), and only rank 0 says which backend.
+  const bool many = world().size() > 1;
+  return snn::make_backend(o.device, o.threads, o.quiet || o.json || !is_root(), many ? world().local_rank() : -1);
+}
 
 snn::Dataset open_dataset(const std::string& spec, const RunOptions& o) { return snn::load_dataset(spec, o.limit); }
 
-bool progress_enabled(const RunOptions& o) { return !o.quiet && !o.json && ::isatty(STDERR_FILENO); }
+namespace {
+// FNV-1a over a file's bytes: a content fingerprint (not a security hash).
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t h = 1469598103934665603ull;
+  std::vector<char> buf(size_t(1) << 20);
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ uint8_t(buf[size_t(i)])) * 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", (unsigned long long)h);
+  return text;
+}
+}  // namespace
+
+std::string job_description(const std::string& model, const std::string& data, const RunOptions& o) {
+  std::string d = "model=" + model + "#" + file_fingerprint(model) + " data=" + data;
+  for (const auto& f : dataset_inputs(data)) d += "#" + file_fingerprint(f);
+  return d + " limit=" + std::to_string(o.limit) + " batch=" + std::to_string(o.batch_size) + " device=" + o.device;
+}
+
+bool progress_enabled(const RunOptions& o) { return !o.quiet && !o.json && is_root() && ::isatty(STDERR_FILENO); }
 
 Progress::Progress(std::string label, bool enabled) : label_(std::move(label)), enabled_(enabled), start_(now()) {}
 

@@ -6,12 +6,14 @@
 #include <new>
 
 #include "common.hpp"
+#include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
 int main(int argc, char** argv) {
   snnc::set_command_line(argc, argv);
   H5::Exception::dontPrint();
+  snnc::world();  // under mpirun: joins the job (MPI_Init) before anything can fail
   CLI::App app{"snnc " + std::string(snn::snnc_version()) +
                ": convert trained CNNs to spiking neural networks, calibrate and simulate them"};
   app.require_subcommand(1);
@@ -25,35 +27,35 @@ int main(int argc, char** argv) {
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     commands += (commands.empty() ? "" : ", ") + sub->get_name();
   if (argc > 1 && argv[1][0] != '-' && !app.get_subcommands([&](CLI::App* s) { return s->get_name() == argv[1]; }).size()) {
-    std::fprintf(stderr, "snnc: error: unknown command '%s' (commands: %s; see snnc --help)\n", argv[1], commands.c_str());
-    return 1;
+    return snnc::exit_with_agreed_error("unknown command '" + std::string(argv[1]) + "' (commands: " + commands +
+                                        "; see snnc --help)");
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return snnc::is_root() ? app.exit(e) : 0;
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return snnc::is_root() ? app.exit(e) : 0;
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return snnc::is_root() ? app.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
     // Every other parse error (range, missing or unknown option, bad value) in snnc's format, exit 1.
     std::string msg = e.what();
     if (msg == "A subcommand is required") msg = "a command is required (" + commands + "; see snnc --help)";
     const size_t colon = msg.find(": must ");
     if (colon != std::string::npos) msg.erase(colon, 1);  // "--T: must be…" -> "--T must be…"
-    std::fprintf(stderr, "snnc: error: %s\n", msg.c_str());
+    return snnc::exit_with_agreed_error(msg);
+  } catch (const snnc::AgreedError& e) {
+    // Every process has this error (see parallel.hpp); rank 0 says it once.
+    if (snnc::is_root()) std::fprintf(stderr, "snnc: error: %s\n", e.what());
     return 1;
   } catch (const snn::Error& e) {
-    std::fprintf(stderr, "snnc: error: %s\n", e.what());
-    return 1;
+    snnc::abort_with_error(std::string("error: ") + e.what(), 1);
   } catch (const std::bad_alloc&) {
     // The up-front estimates (snn/memory.hpp) should have refused first; this is the last line.
-    std::fprintf(stderr, "snnc: error: out of memory; try a smaller --batch-size, --T or --limit\n");
-    return 1;
+    snnc::abort_with_error("error: out of memory; try a smaller --batch-size, --T or --limit", 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "snnc: internal error: %s\n", e.what());
-    return 2;
+    snnc::abort_with_error(std::string("internal error: ") + e.what(), 2);
   }
   return 0;
 }

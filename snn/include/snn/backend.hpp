@@ -62,7 +62,8 @@ class Backend {
 };
 
 // "cpu", "cuda", or "auto" (CUDA when built with it and a GPU is present, else CPU, saying so on stderr
-// unless quiet). threads <= 0: all hardware threads (CPU work of any backend).
-std::unique_ptr<Backend> make_backend(const std::string& device, int threads = 0, bool quiet = false);
+// unless quiet). threads <= 0: all hardware threads (CPU work of any backend). gpu: the GPU ordinal to use
+// (modulo the GPUs present: one process per GPU passes its rank on the host), < 0 = the current device.
+std::unique_ptr<Backend> make_backend(const std::string& device, int threads = 0, bool quiet = false, int gpu = -1);
 
 }  // namespace snn

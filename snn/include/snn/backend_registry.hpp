@@ -9,7 +9,8 @@
 
 namespace snn {
 
-using BackendFactory = std::function<std::unique_ptr<Backend>(int threads)>;
+// gpu: which GPU of this host to use (taken modulo the GPUs present); < 0 = the current one.
+using BackendFactory = std::function<std::unique_ptr<Backend>(int threads, int gpu)>;
 // Returns false and says why (e.g. no GPU) when the backend cannot run on this machine.
 using BackendAvailable = std::function<bool(std::string* why)>;
 // Returns true, so that a namespace-scope `const bool registered = register_backend(...)` runs it at start-up.

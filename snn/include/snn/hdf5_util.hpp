@@ -27,6 +27,7 @@ void write_tensor(H5::Group& g, const std::string& name, const Tensor& t);
 void write_vector(H5::Group& g, const std::string& name, const std::vector<double>& v);
 void write_matrix(H5::Group& g, const std::string& name, const std::vector<std::vector<double>>& rows);
 Tensor read_tensor(const H5::Group& g, const std::string& name);
+std::vector<double> read_vector(const H5::Group& g, const std::string& name);  // doubles, exactly
 std::vector<std::string> child_names(const H5::Group& g);
 
 // The innermost messages of HDF5's current error stack (the real cause, e.g. "Fletcher32 checksum

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "snn/backend.hpp"
+#include "snn/communicator.hpp"
 #include "snn/dataset.hpp"
+#include "snn/sweep_checkpoint.hpp"
 
 namespace snn {
 
@@ -23,11 +25,18 @@ struct EnergyModel {
 // Called after each batch with (images done, images total).
 using ProgressFn = std::function<void(int64_t, int64_t)>;
 
+// Data-parallel and resumable (snn/data_parallel.hpp): the images are cut into blocks of batch_size
+// (block k = images k·batch_size ...), dealt to the processes of `comm`, and their numbers added in block
+// order, so the result is the same bit for bit on any number of processes (each with the same backend
+// settings). Rank 0 reports progress.
 struct SweepOptions {
   SimulationOptions sim;
   int64_t batch_size = 128;
   bool with_ann = true;  // also measure the ANN view's accuracy on the same images
   ProgressFn progress;
+  Communicator* comm = nullptr;             // null: this process alone
+  SweepCheckpoint* checkpoint = nullptr;    // resume from / save to (null: none)
+  std::string checkpoint_key = "sweep";     // this sweep's part of the checkpoint
 };
 
 struct SweepResult {
@@ -56,9 +65,9 @@ struct SweepResult {
   double ann_energy_uj(const EnergyModel& e = {}) const;
 };
 
-// ANN-view accuracy in percent.
+// ANN-view accuracy in percent (data-parallel over comm like a sweep).
 double evaluate_ann(Backend& backend, const Network& net, const Dataset& data, int64_t batch_size = 256,
-                    const ProgressFn& progress = {});
+                    const ProgressFn& progress = {}, Communicator* comm = nullptr);
 SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data, const SweepOptions& opts);
 
 // sweep.h5: one group per method under /methods, plus what produced it. Written atomically.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "snn/backend.hpp"
+#include "snn/communicator.hpp"
 #include "snn/dataset.hpp"
 #include "snn/network.hpp"
 
@@ -28,6 +29,9 @@ struct CalibrationOptions {
   uint64_t seed = 0;         // which images: a seeded shuffle of the calibration set
   std::string variant = "fixed";  // FTBC: "fixed" | "paper"
   int64_t max_chunk_steps = 0;    // engine chunking during calibration (0 = by memory); results must not depend on it
+  // Data-parallel: each calibration batch is shared by these processes (shared_batch.hpp), with the
+  // same biases as one process. Null: this process alone.
+  Communicator* comm = nullptr;
   // Progress: (stage, done, total), e.g. ("batch 2/3: conv3.act", 5, 9).
   std::function<void(const std::string&, int64_t, int64_t)> progress;
 };
@@ -59,6 +63,8 @@ void check_calibration_options(const CalibrationOptions& opts, const Dataset* da
 // The calibration images: batches × batch_size distinct images, chosen by a seeded shuffle.
 std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& opts, int64_t dataset_size);
 Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
+// The indices of a process's share of a batch (data-parallel calibration).
+std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Share& share);
 // Records a report in the network's metadata (calibration, calibration.<param>).
 void record_calibration(Network& net, const CalibrationReport& report);
 // Copies the temporal biases a calibration left in the program into the network's neuron layers.

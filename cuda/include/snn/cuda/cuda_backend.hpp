@@ -17,7 +17,8 @@ namespace snn::cuda {
 
 class CudaBackend : public Backend {
  public:
-  CudaBackend();  // throws when no GPU is usable
+  // Throws when no GPU is usable. gpu >= 0: use GPU (gpu mod count), e.g. an MPI rank on its host.
+  explicit CudaBackend(int gpu = -1);
   std::string name() const override { return "cuda"; }
   std::string description() const override;
 

@@ -9,6 +9,8 @@ namespace snn::cuda {
 // True when a CUDA device can be used; otherwise false and *why says what is missing.
 bool device_available(std::string* why = nullptr);
 std::string device_name();
+// Makes GPU (ordinal mod the number of GPUs) current for this host thread.
+void select_device(int ordinal);
 // Waits for all queued device work; `where` names the caller in an error.
 void synchronize(const std::string& where = "cuda backend");
 

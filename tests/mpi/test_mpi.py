@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""snnc under mpirun (issue 11): eval, sweep and calibrate give the same numbers bit for bit on 1, 2 and 3
+processes; a bad file on one rank ends every rank quickly with one message and no output; a sweep killed
+midway (SIGKILL of one rank) resumes from its --checkpoint on another number of processes and ends with
+the numbers of an uninterrupted run. Runs oversubscribed on a 2-core machine. The model is the examples'
+ReLU ResNet (convolutions, residual adds, strided 1x1 shortcuts, pooling, linear readout), converted here.
+Exits 77 (skipped) without Debian's Fashion-MNIST or without the TorchScript importer."""
+import argparse, json, os, shutil, signal, subprocess, sys, time
+
+import h5py
+import numpy as np
+
+FMNIST = "/usr/share/datasets/fashion-mnist"
+failures = []
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+# Wall times, the command line, and the model file's checksum over its metadata (which holds them).
+TIMES = {"seconds", "image_timesteps_per_second", "output", "processes", "calibration_seconds", "command_line",
+         "calibration.seconds", "calibration.command_line", "crc32"}
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(cmd, expect_ok=True, timeout=600):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    if expect_ok and p.returncode != 0:
+        raise SystemExit(f"FAILED (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def h5_contents(path):
+    """Every dataset and attribute of an HDF5 file, times and provenance left out."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            for k, v in obj.attrs.items():
+                if k not in TIMES:
+                    out[f"{name}@{k}"] = v
+            if isinstance(obj, h5py.Dataset):
+                out[name] = obj[()]
+        for k, v in f.attrs.items():
+            if k not in TIMES:
+                out[f"@{k}"] = v
+        f.visititems(visit)
+    return out
+
+
+def same_contents(a, b):
+    if a.keys() != b.keys():
+        return sorted(set(a) ^ set(b))
+    return [k for k in a if not np.array_equal(np.asarray(a[k]), np.asarray(b[k]))]
+
+
+def strip_times(j):
+    if isinstance(j, dict):
+        return {k: strip_times(v) for k, v in j.items() if k not in TIMES}
+    return j
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--snnc", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--repo", required=True)
+    a = ap.parse_args()
+    if not os.path.isdir(FMNIST):
+        print("skipped: Fashion-MNIST not installed (Debian package dataset-fashion-mnist)")
+        return 77
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    w = lambda name: os.path.join(a.work, name)
+    snnc = a.snnc
+
+    def mpi(n, *args):
+        return [a.mpirun, "--oversubscribe", "-np", str(n), snnc, *args]
+
+    model = w("resnet.snn.h5")
+    p = run([snnc, "convert", os.path.join(a.repo, "examples/models/resnet_relu.pt"), "-o", model,
+             "--data", "fashion-mnist:train", "--limit", "512", "--mean", "0.2860", "--std", "0.3530", "-q"],
+            expect_ok=False)
+    if p.returncode != 0 and "without" in p.stderr:
+        print("skipped: snnc built without the TorchScript importer")
+        return 77
+    check(p.returncode == 0, "convert the examples ResNet")
+
+    # --- eval and sweep: 1, 2, 3 processes --------------------------------------------------------------
+    common = ["--data", "fashion-mnist:test", "--limit", "500", "--batch-size", "64", "--threads", "1", "--json", "-q"]
+    sweeps, evals = {}, {}
+    for n in (1, 2, 3):
+        p = run(mpi(n, "sweep", model, "--T", "8", "-o", w(f"sweep{n}.h5"), *common))
+        sweeps[n] = json.loads(p.stdout)
+        evals[n] = json.loads(run(mpi(n, "eval", model, "--T", "6", *common)).stdout)
+    check(sweeps[1]["images"] == 500 and len(sweeps[1]["accuracy"]) == 8, "sweep on 500 images, T = 8")
+    for n in (2, 3):
+        check(sweeps[n].get("processes") == n, f"sweep -np {n} reports {n} processes")
+        check(strip_times(sweeps[n]) == strip_times(sweeps[1]), f"sweep JSON of {n} processes == 1 process")
+        diff = same_contents(h5_contents(w("sweep1.h5")), h5_contents(w(f"sweep{n}.h5")))
+        check(not diff, f"sweep.h5 of {n} processes == 1 process, bit for bit {diff[:4]}")
+        check(strip_times(evals[n]) == strip_times(evals[1]), f"eval of {n} processes == 1 process")
+
+    # --- calibrate: the biases of 1, 2 (and 3) processes --------------------------------------------------
+    for method, ns in (("ftbc", (1, 2, 3)), ("ftbc-paper", (1, 2)), ("light", (1, 2))):
+        for n in ns:
+            run(mpi(n, "calibrate", model, "-o", w(f"{method}{n}.snn.h5"), "--method", method, "--T", "4",
+                    "--batches", "2", "--batch-size", "48", "--threads", "1", "-q"))
+        ref = h5_contents(w(f"{method}1.snn.h5"))
+        for n in ns[1:]:
+            diff = same_contents(ref, h5_contents(w(f"{method}{n}.snn.h5")))
+            check(not diff, f"calibrate --method {method}: {n} processes == 1 process, bit for bit {diff[:4]}")
+
+    # --- a bad file or option on one rank ends every rank, one message, no output -------------------------
+    out = w("never.h5")
+    t0 = time.time()
+    p = run([a.mpirun, "--oversubscribe", "-np", "1", snnc, "sweep", model, "--T", "4", "-o", out, *common, ":",
+             "-np", "1", snnc, "sweep", model, "--T", "4", "-o", out, *common[:1], w("missing.h5"), *common[2:]],
+            expect_ok=False, timeout=120)
+    took = time.time() - t0
+    check(p.returncode != 0, "a missing --data file on rank 1: mpirun exits non-zero")
+    check(took < 30, f"... within seconds ({took:.1f} s)")
+    check(p.stderr.count("snnc: error") == 1 and "missing.h5" in p.stderr, "... one snnc message, naming the file")
+    check(not os.path.exists(out), "... and no output file")
+    p = run(mpi(3, "sweep", model, "--T", "0", *common), expect_ok=False, timeout=120)
+    check(p.returncode != 0 and p.stderr.count("snnc: error") == 1, "a bad option on 3 ranks: one message")
+    p = run(mpi(2, "info", model), expect_ok=False, timeout=120)
+    check(p.returncode != 0 and "one process" in p.stderr, "info refuses to run in more than one process")
+
+    # --- checkpoint: kill a 2-process sweep midway, resume on 3 ------------------------------------------
+    args = ["sweep", model, "--T", "16", "--data", "fashion-mnist:test", "--limit", "500", "--batch-size", "10",
+            "--threads", "1", "-q"]
+    full, resumed, ck = w("full.h5"), w("resumed.h5"), w("sweep.ckpt.h5")
+    run(mpi(1, *args, "-o", full))
+    proc = subprocess.Popen(mpi(2, *args, "-o", resumed, "--checkpoint", ck), env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done_before_kill = 0
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with h5py.File(ck, "r") as f:
+                done_before_kill = int(f["parts/model"].attrs["next_block"])
+        except (OSError, KeyError):
+            pass
+        if done_before_kill >= 4:
+            break
+        time.sleep(0.05)
+    ranks = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    check(proc.poll() is None and len(ranks) == 2, f"checkpointed 2-process sweep running ({len(ranks)} ranks)")
+    if ranks:
+        os.kill(int(ranks[-1]), signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    check(proc.returncode != 0, "killing one rank ends the job with an error")
+    check(not os.path.exists(resumed), "... leaving no output file")
+    with h5py.File(ck, "r") as f:
+        saved, blocks = int(f["parts/model"].attrs["next_block"]), int(f["parts/model"].attrs["blocks"])
+    check(4 <= saved < blocks, f"... and a checkpoint midway ({saved} of {blocks} batches)")
+    before = open(ck, "rb").read()
+    p = run(mpi(2, *[x if x != "16" else "12" for x in args], "-o", resumed, "--checkpoint", ck), expect_ok=False)
+    check(p.returncode != 0 and ck in p.stderr and "another job" in p.stderr,
+          "a checkpoint of another job (other --T) is refused, naming it")
+    check(open(ck, "rb").read() == before, "... and left as it was")
+    run(mpi(3, *args, "-o", resumed, "--checkpoint", ck))
+    diff = same_contents(h5_contents(full), h5_contents(resumed))
+    check(not diff, f"resumed on 3 processes == uninterrupted run, bit for bit {diff[:4]}")
+    check(not os.path.exists(ck), "the checkpoint is removed once the results are written")
+    with open(ck, "wb") as f:
+        f.write(b"not a checkpoint at all")
+    p = run([snnc, *args, "--checkpoint", ck], expect_ok=False)
+    check(p.returncode == 1 and ck in p.stderr and open(ck, "rb").read() == b"not a checkpoint at all",
+          "a damaged checkpoint: error naming it, file untouched")
+
+    print(f"\n{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
