@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Strong scaling of a data-parallel sweep on this machine: one process with P threads against P processes
-# (mpirun) with one thread each, same model, images, T and batch size. Prints one JSON object: each
-# side's image-timesteps per second (simulation wall time, from rank 0), the speed-up, and whether the
-# two runs' numbers (accuracy per t, firing rates, synaptic operations) are identical.
+# Strong scaling of a data-parallel sweep on this machine: one process with one thread, one process with P
+# threads, and P processes (mpirun) with one thread each, on the same model, images, T and batch size.
+# Prints one JSON object: each run's image-timesteps per second (simulation wall time, from rank 0), the
+# speed-ups over one thread and the parallel efficiency of the processes, and whether the runs' numbers
+# (accuracy per t, firing rates, synaptic operations) are identical.
 #
 #   bench/mpi_scaling.sh MODEL.snn.h5 [T=32] [LIMIT=2000] [P=2]
 #
@@ -15,17 +16,23 @@ SNNC=${SNNC:-build/tools/snnc}; MPIRUN=${MPIRUN:-mpirun}; BATCH=${BATCH:-128}; D
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 args=(sweep "$MODEL" --data "$DATA" --limit "$LIMIT" --T "$T" --batch-size "$BATCH" --json -q)
+"$SNNC" "${args[@]}" --threads 1 > "$tmp/serial.json"
 "$SNNC" "${args[@]}" --threads "$P" > "$tmp/one.json"
 "$MPIRUN" --oversubscribe --bind-to core -np "$P" "$SNNC" "${args[@]}" --threads 1 > "$tmp/many.json"
-/usr/bin/python3 - "$tmp/one.json" "$tmp/many.json" "$P" "$T" "$LIMIT" "$BATCH" "$MODEL" <<'PY'
+/usr/bin/python3 - "$tmp/serial.json" "$tmp/one.json" "$tmp/many.json" "$P" "$T" "$BATCH" "$MODEL" <<'PY'
 import json, sys
-one, many = (json.load(open(p)) for p in sys.argv[1:3])
-P, T, limit, batch, model = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
-same = all(one[k] == many[k] for k in ("accuracy", "firing_rate", "synaptic_ops_per_image", "dense_macs_per_image"))
+serial, one, many = (json.load(open(p)) for p in sys.argv[1:4])
+P, T, batch, model = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+keys = ("accuracy", "firing_rate", "synaptic_ops_per_image", "dense_macs_per_image")
+rate = lambda j: j["image_timesteps_per_second"]
 print(json.dumps({
     "model": model, "T": T, "images": one["images"], "batch": batch,
-    "one_process": {"threads": P, "image_timesteps_per_second": one["image_timesteps_per_second"]},
-    "processes": {"count": P, "threads_each": 1, "image_timesteps_per_second": many["image_timesteps_per_second"]},
-    "speedup_processes_over_threads": many["image_timesteps_per_second"] / one["image_timesteps_per_second"],
-    "identical_numbers": same}, indent=2))
+    "one_thread": {"image_timesteps_per_second": rate(serial)},
+    "one_process": {"threads": P, "image_timesteps_per_second": rate(one)},
+    "processes": {"count": P, "threads_each": 1, "image_timesteps_per_second": rate(many)},
+    "speedup_threads": rate(one) / rate(serial),
+    "speedup_processes": rate(many) / rate(serial),
+    "process_efficiency": rate(many) / rate(serial) / P,
+    "processes_over_threads": rate(many) / rate(one),
+    "identical_numbers": all(serial[k] == one[k] == many[k] for k in keys)}, indent=2))
 PY
