@@ -113,6 +113,13 @@ def main():
             diff = same_contents(ref, h5_contents(w(f"{method}{n}.snn.h5")))
             check(not diff, f"calibrate --method {method}: {n} processes == 1 process, bit for bit {diff[:4]}")
 
+    # --- sweep --compare: calibrations inside the sweep, data-parallel too -------------------------------
+    for n in (1, 2):
+        run(mpi(n, "sweep", model, "--T", "4", "--compare", "none,ftbc", "--batches", "1", "--calib-batch-size", "32",
+                "-o", w(f"compare{n}.h5"), *common[:3], "200", *common[4:]))
+    diff = same_contents(h5_contents(w("compare1.h5")), h5_contents(w("compare2.h5")))
+    check(not diff, f"sweep --compare none,ftbc: 2 processes == 1 process, bit for bit {diff[:4]}")
+
     # --- a bad file or option on one rank ends every rank, one message, no output -------------------------
     out = w("never.h5")
     t0 = time.time()
