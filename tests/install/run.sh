@@ -9,6 +9,11 @@ rm -rf "$work" && mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test -f "$work/prefix/lib/cmake/snnc/snncConfig.cmake" || { echo "no package config installed"; exit 1; }
 gen=(); command -v ninja > /dev/null && gen=(-G Ninja)
+# A sanitizer build's libraries need the sanitizer runtimes in whatever links them.
+if grep -q '^SNN_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  flags="-fsanitize=address,undefined -fno-omit-frame-pointer"
+  gen+=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags")
+fi
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/prefix" -DSNNC_EXAMPLE="$src/examples/api_example.cpp" > "$work/configure.log"
 cmake --build "$work/consumer" -j2 > "$work/build.log"
