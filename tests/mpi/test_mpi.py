@@ -133,6 +133,10 @@ def main():
     check(not os.path.exists(out), "... and no output file")
     p = run(mpi(3, "sweep", model, "--T", "0", *common), expect_ok=False, timeout=120)
     check(p.returncode != 0 and p.stderr.count("snnc: error") == 1, "a bad option on 3 ranks: one message")
+    p = run(mpi(3, "calibrate", model, "-o", out, "--T", "2", "--batches", "1", "--batch-size", "2"),
+            expect_ok=False, timeout=120)
+    check(p.returncode != 0 and p.stderr.count("snnc: error") == 1 and "--batch-size 2" in p.stderr and not os.path.exists(out),
+          "calibration batches smaller than the process count: one message naming --batch-size, no output")
     p = run(mpi(2, "info", model), expect_ok=False, timeout=120)
     check(p.returncode != 0 and "one process" in p.stderr, "info refuses to run in more than one process")
 

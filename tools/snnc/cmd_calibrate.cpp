@@ -37,6 +37,7 @@ void run_calibrate(CalibrateArgs& a) {
     net = snn::load_network(a.model);
     check_run_memory(net, a.run.batch_size, a.opts.timesteps);
     if (method->needs_data()) {
+      require_batch_per_process(a.run.batch_size, "--batch-size");
       data = open_dataset(a.data, a.run);
       check_readout(net, data, a.data);
     }

@@ -180,6 +180,7 @@ void run_sweep_cmd(const SweepArgs& a) {
     check_readout(net, data, a.data);
     need_calib = !a.compare.empty() && needs_calibration_data(a.compare, net, a.timesteps);
     if (need_calib) {
+      require_batch_per_process(a.calib_batch_size, "--calib-batch-size");
       calib = snn::load_dataset(a.calib_data);
       check_readout(net, calib, a.calib_data);
     }

@@ -30,6 +30,12 @@ void agree_on_job(const std::string& job) {
   });
 }
 
+void require_batch_per_process(int64_t batch, const std::string& option) {
+  if (batch < world().size())
+    throw snn::Error(option + " " + std::to_string(batch) + ": each calibration batch is shared by the " +
+                     std::to_string(world().size()) + " processes and needs at least one image per process");
+}
+
 void single_process_only(const std::string& command) {
   collectively([&] {
     if (world().size() > 1)

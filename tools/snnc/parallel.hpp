@@ -8,6 +8,7 @@
 //     job (MPI_Abort) so that no process waits forever.
 // The other commands (info, convert) refuse to run in more than one process.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,9 @@ void collectively(const std::function<void()>& fn);
 // Every process must run the same job (same command and options): the description is compared with
 // rank 0's (catches mpirun's MPMD form given different commands).
 void agree_on_job(const std::string& job);
+// Data-parallel calibration shares each batch: it needs at least one image per process (`option` names
+// the batch size option).
+void require_batch_per_process(int64_t batch, const std::string& option);
 // For commands that run in one process only.
 void single_process_only(const std::string& command);
 
