@@ -5,13 +5,15 @@ midway (SIGKILL of one rank) resumes from its --checkpoint on another number of 
 the numbers of an uninterrupted run. Runs oversubscribed on a 2-core machine. The model is the examples'
 ReLU ResNet (convolutions, residual adds, strided 1x1 shortcuts, pooling, linear readout), converted here.
 Exits 77 (skipped) without Debian's Fashion-MNIST or without the TorchScript importer."""
-import argparse, json, os, shutil, signal, subprocess, sys, time
+import json, os, signal, subprocess, sys, time
 
 import h5py
 import numpy as np
 
-FMNIST = "/usr/share/datasets/fashion-mnist"
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import script_util  # noqa: E402
+from script_util import SKIP, Script  # noqa: E402
+
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 # Wall times, the command line, and the model file's checksum over its metadata (which holds them).
@@ -19,17 +21,8 @@ TIMES = {"seconds", "image_timesteps_per_second", "output", "processes", "calibr
          "calibration.seconds", "calibration.command_line", "crc32"}
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
 def run(cmd, expect_ok=True, timeout=600):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-    if expect_ok and p.returncode != 0:
-        raise SystemExit(f"FAILED (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
-    return p
+    return script_util.run(cmd, expect_ok, timeout, env=ENV)
 
 
 def h5_contents(path):
@@ -62,18 +55,10 @@ def strip_times(j):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--snnc", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--repo", required=True)
-    a = ap.parse_args()
-    if not os.path.isdir(FMNIST):
-        print("skipped: Fashion-MNIST not installed (Debian package dataset-fashion-mnist)")
-        return 77
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    w = lambda name: os.path.join(a.work, name)
+    script = Script(extra_args=("--mpirun",))
+    if script.skipped:
+        return SKIP
+    a, w, check = script.args, script.path, script.check
     snnc = a.snnc
 
     def mpi(n, *args):
@@ -85,7 +70,7 @@ def main():
             expect_ok=False)
     if p.returncode != 0 and "without" in p.stderr:
         print("skipped: snnc built without the TorchScript importer")
-        return 77
+        return SKIP
     check(p.returncode == 0, "convert the examples ResNet")
 
     # --- eval and sweep: 1, 2, 3 processes --------------------------------------------------------------
@@ -183,8 +168,7 @@ def main():
     check(p.returncode == 1 and ck in p.stderr and open(ck, "rb").read() == b"not a checkpoint at all",
           "a damaged checkpoint: error naming it, file untouched")
 
-    print(f"\n{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return script.finish()
 
 
 if __name__ == "__main__":

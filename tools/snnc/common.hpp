@@ -73,5 +73,6 @@ void register_sweep(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_convert(CLI::App& app);    // needs the TorchScript importer; says so when built without
 void register_calibrate(CLI::App& app);
+void register_export(CLI::App& app);
 
 }  // namespace snnc

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   snnc::register_eval(app);
   snnc::register_calibrate(app);
   snnc::register_sweep(app);
+  snnc::register_export(app);
   std::string commands;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     commands += (commands.empty() ? "" : ", ") + sub->get_name();
