@@ -409,16 +409,16 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         probe->before_layer(*access);
       }
       const int source = net.inputs(i)[0];
-      if (probe && plan.weight_slot[si] >= 0) {
+      const bool known_events = plan.counts_events[si] && source >= 0;  // counted once per chunk anyway
+      if (known_events || (probe && plan.weight_slot[si] >= 0)) {
+        std::vector<int64_t> counts = {0, ins[0]->numel()};
+        if (known_events)
+          for (int64_t c : nonzeros(source, *ins[0])) counts[0] += c;
+        else
+          counts[0] = count_nonzero_steps(ins[0]->data(), 1, ins[0]->numel())[0];
         // Data-parallel calibration: the path follows the density of the whole batch, on every process.
-        std::vector<int64_t> counts = {count_nonzero_steps(ins[0]->data(), 1, ins[0]->numel())[0], ins[0]->numel()};
-        probe->combine_counts(counts);
+        if (probe) probe->combine_counts(counts);
         kernel.hint_input_density(double(counts[0]) / double(std::max<int64_t>(1, counts[1])));
-      } else if (plan.counts_events[si] && source >= 0) {
-        const auto& nz = nonzeros(source, *ins[0]);
-        int64_t total = 0;
-        for (int64_t c : nz) total += c;
-        kernel.hint_input_density(double(total) / double(std::max<int64_t>(1, ins[0]->numel())));
       }
       kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
       r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
