@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <sstream>
 
 #include "common.hpp"
@@ -15,9 +14,7 @@
 #include "snn/model_file.hpp"
 
 #ifdef SNN_HAVE_TORCH
-#include "snn/conversion/faithfulness.hpp"
-#include "snn/conversion/thresholds.hpp"
-#include "snn/conversion/torch_import.hpp"
+#include "snn/conversion/convert.hpp"
 #endif
 
 namespace snnc {
@@ -44,8 +41,6 @@ struct ConvertArgs {
 };
 
 constexpr int64_t kDefaultCalibrationImages = 1000;
-constexpr int64_t kOutputCheckImages = 256;  // images for the end-to-end (logits, argmax) comparison
-constexpr int64_t kRandomInputs = 16;        // without --data: N(0,1) inputs
 
 #ifdef SNN_HAVE_TORCH
 
@@ -62,6 +57,7 @@ std::string theta_text(const snn::NeuronLayer& l) {
   return fmt(*mm.first) + ".." + fmt(*mm.second) + " (" + std::to_string(t.size()) + " channels)";
 }
 
+// The options' own checks, naming the flags (convert_torchscript checks again, in API terms).
 snn::Shape resolve_input_shape(const ConvertArgs& a, const snn::Dataset* data) {
   if (!a.input_shape.empty()) {
     if (a.input_shape.size() != 3)
@@ -106,116 +102,40 @@ void run_convert(const ConvertArgs& a) {
     if (data->size() == 0) throw snn::Error(a.data + ": no images");
   }
 
-  ImportOptions io;
-  io.input_shape = resolve_input_shape(a, data.get());
-  io.neuron.model = snn::parse_neuron_model(a.neuron);
-  io.neuron.beta = io.neuron.model == snn::NeuronModel::LIF ? a.beta : 1.0f;
-  io.neuron.reset = snn::parse_reset(a.reset);
-  io.neuron.v_init = a.v_init;
-  if (!(a.check_tolerance >= 0)) throw snn::Error("--check-tolerance must be >= 0");
-  if (!(a.check_moved >= 0 && a.check_moved <= 1)) throw snn::Error("--check-moved must be a fraction in [0, 1]");
-  if (a.check_images <= 0) throw snn::Error("--check-images must be positive");
-
-  // The faithfulness check's inputs, preprocessed as the model sees them: real images where given.
-  const snn::Preprocessing pre = make_preprocessing(a, io.input_shape);
-  snn::Network shape_only(io.input_shape);
-  shape_only.set_preprocessing(pre);
-  snn::Tensor check_inputs;
-  std::string inputs_text;
-  if (data) {
-    const int64_t n = std::min<int64_t>(kOutputCheckImages, data->size());
-    check_inputs = snn::preprocess(shape_only, data->batch_images(0, n));
-    inputs_text = std::to_string(n) + " images of " + a.data;
-  } else {
-    snn::Shape s = {kRandomInputs};
-    s.insert(s.end(), io.input_shape.begin(), io.input_shape.end());
-    check_inputs = snn::Tensor(s);
-    std::mt19937 rng(0);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (int64_t i = 0; i < check_inputs.numel(); ++i) check_inputs[i] = nd(rng);
-    inputs_text = std::to_string(kRandomInputs) + " random N(0,1) inputs (no --data given)";
-  }
-  const int64_t layer_images = std::min(a.check_images, check_inputs.dim(0));
-  if (!a.no_check) io.reference_inputs = check_inputs.slice0(0, layer_images);
-
-  ImportReport report;
-  snn::Network net = import_torchscript(a.model, io, &report);
-  net.set_preprocessing(pre);
-  try {
-    snn::check_finite_parameters(net);
-  } catch (const snn::Error& e) {
-    throw snn::Error(a.model + ": " + e.what());
-  }
-  if (data) check_readout(net, *data, a.data);
-
-  // Thresholds of ReLU neurons come from data; clip and QCFS layers carry theirs.
-  if (needs_data_thresholds(net) && !data)
-    throw snn::Error(a.model + " has " + std::to_string(report.relu_layers) +
-                     " ReLU layer(s) whose thresholds must come from data: pass --data (e.g. --data "
-                     "fashion-mnist:train, or an IDX/CIFAR/HDF5 file of training images)");
+  ConvertOptions co;
+  co.input_shape = resolve_input_shape(a, data.get());
+  co.preprocessing = make_preprocessing(a, co.input_shape);
+  co.neuron.model = snn::parse_neuron_model(a.neuron);
+  co.neuron.beta = a.beta;
+  co.neuron.reset = snn::parse_reset(a.reset);
+  co.neuron.v_init = a.v_init;
+  co.norm.method = parse_norm_method(a.norm);
+  co.norm.percentile = a.percentile;
+  co.norm.channelwise = a.channelwise;
+  co.norm.batch_size = a.run.batch_size;
+  co.norm.max_images = 0;  // the dataset is already limited
+  co.check = !a.no_check;
+  co.faithfulness.tolerance = a.check_tolerance;
+  co.faithfulness.max_moved_fraction = a.check_moved;
+  co.check_images = a.check_images;
+  co.data_label = a.data;
   auto backend = open_backend(a.run);
-  std::string norm_text = "none (all thresholds come from the model: clip/QCFS)";
-  ThresholdReport thresholds;
-  if (needs_data_thresholds(net)) {
-    NormOptions no;
-    no.method = parse_norm_method(a.norm);
-    no.percentile = a.percentile;
-    no.channelwise = a.channelwise;
-    no.batch_size = a.run.batch_size;
-    no.max_images = 0;  // the dataset is already limited
-    Progress p("thresholds", progress_enabled(a.run));
-    no.progress = p.fn();
-    thresholds = set_thresholds(net, *backend, *data, no);
-    norm_text = (no.method == NormMethod::Max ? std::string("max") : "percentile " + fmt(no.percentile)) +
-                (no.channelwise ? ", per channel" : ", per layer") + ", " + std::to_string(thresholds.images) +
-                " images of " + a.data;
-  }
-
-  // Faithfulness: every layer against LibTorch's own values, then the logits end to end.
-  FaithfulnessReport check;
-  if (!a.no_check) {
-    FaithfulnessOptions fo;
-    fo.tolerance = a.check_tolerance;
-    fo.max_moved_fraction = a.check_moved;
-    check = check_layers(net, io.reference_inputs, report.references, *backend, fo);
-    compare_outputs(net, check_inputs, torchscript_forward(a.model, check_inputs), *backend, check);
-    if (!check.passed())
-      throw snn::Error("faithfulness check failed: " + check.failure() + " (" + inputs_text +
-                       "); the import is not faithful, nothing written. If you know the difference is "
-                       "harmless: --check-tolerance / --check-moved, or --no-check");
-  }
-
+  Progress p("thresholds", progress_enabled(a.run));
+  co.norm.progress = p.fn();
+  ConversionResult result = convert_torchscript(a.model, data.get(), *backend, co);
+  snn::Network& net = result.network;
+  if (data) check_readout(net, *data, a.data);
+  const FaithfulnessReport& check = result.faithfulness;
+  const std::string& norm_text = result.norm_text;
+  const std::string& inputs_text = result.check_inputs_text;
+  const std::vector<std::string>& notes = result.notes;
+  const ImportReport& report = result.import;
   auto& md = net.metadata();
-  md["source_model"] = a.model;
-  md["converter"] = std::string("snnc convert ") + snn::snnc_version() + " (TorchScript import, BN folding)";
-  md["norm"] = norm_text;
-  if (data) md["calibration_data"] = data->source.empty() ? a.data : data->source;
-  md["batchnorms_folded"] = std::to_string(report.batchnorms_folded);
-  md["neuron"] = a.neuron + (io.neuron.model == snn::NeuronModel::LIF ? " beta " + fmt(io.neuron.beta) : "") +
-                 ", reset " + a.reset + ", v_init " + fmt(a.v_init);
-  if (a.no_check) {
-    md["faithfulness"] = "not checked (--no-check)";
-  } else {
-    md["faithfulness"] = check.summary();
-    md["faithfulness_inputs"] = inputs_text;
-    md["faithfulness_tolerance"] = "relative " + fmt(a.check_tolerance) + ", quantised moved fraction " + fmt(a.check_moved);
-    md["faithfulness_worst_rel_error"] = fmt(check.worst_rel_diff) + " at '" + check.worst_layer + "'";
-    md["faithfulness_argmax_agreement"] = std::to_string(check.argmax_agree) + "/" + std::to_string(check.output_images);
-    md["faithfulness_logits_max_abs_diff"] = fmt(check.output_max_abs_diff);
-    if (check.quantised_layers)
-      md["faithfulness_quantised_moved"] = fmt(check.worst_moved_fraction) + " per layer, " +
-                                           fmt(check.worst_drift_moved_fraction) + " end to end";
-  }
   md["command_line"] = command_line();
   snn::save_network(net, a.out);
 
   int64_t neurons = 0;
   for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
-  std::vector<std::string> notes;
-  for (const auto& n : thresholds.notes)
-    if (n.rfind("thresholds of", 0) != 0) notes.push_back(n);  // that one is the norm line already
-  for (const auto& n : report.notes)
-    if (n.rfind("batch norm", 0) != 0 && n.find("provisional") == std::string::npos) notes.push_back(n);
 
   if (a.run.json) {
     nlohmann::json j;
