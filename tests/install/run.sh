@@ -23,4 +23,18 @@ if [ -d /usr/share/datasets/fashion-mnist ]; then
   (cd "$work" && consumer/api_example hand_built.snn.h5 4 > api_example.log)
   "$work/prefix/bin/snnc" info "$work/hand_built.snn.h5" | grep -q "neuron" || { echo "installed snnc cannot read it"; exit 1; }
 fi
+# The Python package, when built: importable from the installed prefix alone, reading the same model.
+pydir=$(sed -n 's/^SNN_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
+pyexe=$(sed -n 's/^SNN_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+if [ -n "$pyexe" ]; then
+  [ -f "$work/prefix/$pydir/snnc/__init__.py" ] || { echo "Python bindings built but not installed in $pydir"; exit 1; }
+  (cd "$work" && PYTHONPATH="$work/prefix/$pydir" "$pyexe" -c "
+import snnc, sys
+assert snnc.__file__.startswith('$work/prefix/'), snnc.__file__
+print('snnc', snnc.__version__, 'from', snnc.__file__)
+if len(sys.argv) > 1:
+    net = snnc.load(sys.argv[1])
+    assert net.neuron_layers, 'no neuron layers'
+" $( [ -f "$work/hand_built.snn.h5" ] && echo "$work/hand_built.snn.h5" )) || { echo "installed Python package fails"; exit 1; }
+fi
 echo "install: consumer built and ran against $work/prefix"

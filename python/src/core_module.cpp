@@ -1,0 +1,29 @@
+// snnc._core: the C++ library behind the Python package snnc (see snnc/__init__.py for the front).
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "snn/error.hpp"
+#include "snn/model_file.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "snnc's C++ core (networks, datasets, simulation, calibration); use the snnc package.";
+  // snn::Error (bad files, options, layers) arrives as snnc.Error, a RuntimeError, with snnc's message.
+  py::register_exception<snn::Error>(m, "Error", PyExc_RuntimeError);
+  m.attr("__version__") = snn::snnc_version();
+  snnc_py::bind_dataset(m);
+  snnc_py::bind_results(m);
+  snnc_py::bind_network(m);
+#ifdef SNN_HAVE_TORCH
+  snnc_py::bind_convert(m);
+  m.attr("has_torchscript_import") = true;
+#else
+  m.attr("has_torchscript_import") = false;
+#endif
+#ifdef SNN_HAVE_CONVERSION
+  m.attr("has_calibration") = true;
+#else
+  m.attr("has_calibration") = false;
+#endif
+}

@@ -1,0 +1,316 @@
+// snnc.Network: a converted spiking network, and what is done with it (save, calibrate, sweep, ann,
+// simulate, export to NIR). The long calls release the GIL and stop on Ctrl-C between batches.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "python_progress.hpp"
+#include "results.hpp"
+#include "snn/error.hpp"
+#include "snn/model_file.hpp"
+#include "snn/nir_export.hpp"
+#include "snn/sweep.hpp"
+#ifdef SNN_HAVE_CONVERSION
+#include "snn/conversion/calibration.hpp"
+#endif
+
+namespace snnc_py {
+
+namespace {
+
+// None: a bar on a terminal (nothing in logs); True / False; or a callable(done, total, stage).
+PythonProgress progress_for(const py::object& progress, const std::string& label) {
+  return PythonProgress(py::module_::import("snnc._progress").attr("resolve")(progress, label));
+}
+
+void refuse_existing(const std::string& path, bool overwrite, const char* what) {
+  if (!overwrite && std::filesystem::exists(path)) {
+    PyErr_SetString(PyExc_FileExistsError,
+                    (std::string(what) + ": " + path + " exists (pass overwrite=True to replace it)").c_str());
+    throw py::error_already_set();
+  }
+}
+
+void require_positive(int64_t v, const char* name) {
+  if (v <= 0) throw py::value_error(std::string(name) + " must be positive, got " + std::to_string(v));
+}
+
+py::dict to_dict(const std::map<std::string, std::string>& m) {
+  py::dict d;
+  for (const auto& kv : m) d[py::str(kv.first)] = kv.second;
+  return d;
+}
+
+snn::SweepResult sweep(const snn::Network& net, const py::handle& data, int64_t T, const std::string& device,
+                       int threads, int64_t batch_size, const std::string& encoding, uint64_t seed, int64_t limit,
+                       bool ann, const py::object& progress) {
+  require_positive(T, "T");
+  require_positive(batch_size, "batch_size");
+  const auto dataset = dataset_argument(data, limit, "data");
+  const PythonProgress bar = progress_for(progress, "sweep");
+  snn::SweepOptions o;
+  o.sim.timesteps = T;
+  o.sim.encoding = snn::parse_encoding(encoding);
+  o.sim.seed = seed;
+  o.batch_size = batch_size;
+  o.with_ann = ann;
+  o.progress = bar.fn("sweep");
+  py::gil_scoped_release no_gil;
+  auto backend = open_backend(device, threads);
+  snn::SweepResult r = snn::run_sweep(*backend, net, *dataset, o);
+  r.method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
+  return r;
+}
+
+py::array_t<float> ann(const snn::Network& net, const py::handle& images, const std::string& device, int threads,
+                       int64_t batch_size) {
+  require_positive(batch_size, "batch_size");
+  const ImageArray in(images, net.input_shape(), "images");
+  const PythonProgress interrupt{py::none()};  // Ctrl-C between batches
+  snn::Tensor scores;
+  {
+    py::gil_scoped_release no_gil;
+    auto backend = open_backend(device, threads);
+    auto program = backend->prepare(net);
+    for (int64_t b0 = 0; b0 < in.size(); b0 += batch_size) {
+      const int64_t n = std::min(batch_size, in.size() - b0);
+      const snn::Tensor s = backend->forward_ann(*program, in.batch(b0, n));
+      if (scores.empty()) scores = snn::Tensor({in.size(), s.dim(1)});
+      std::copy(s.data(), s.data() + s.numel(), scores.data() + b0 * s.dim(1));
+      interrupt("ann", b0 + n, in.size());
+    }
+  }
+  return to_numpy(std::move(scores));
+}
+
+Simulation simulate(const snn::Network& net, const py::handle& images, int64_t T, const std::string& encoding,
+                    uint64_t seed, const std::string& device, int threads, int64_t batch_size,
+                    const py::object& progress) {
+  require_positive(T, "T");
+  require_positive(batch_size, "batch_size");
+  const ImageArray in(images, net.input_shape(), "images");
+  const PythonProgress bar = progress_for(progress, "simulate");
+  Simulation r;
+  r.timesteps = T;
+  r.images = in.size();
+  r.predictions.resize(size_t(T * in.size()));
+  {
+    py::gil_scoped_release no_gil;
+    auto backend = open_backend(device, threads);
+    auto program = backend->prepare(net);
+    snn::SimulationOptions o;
+    o.timesteps = T;
+    o.encoding = snn::parse_encoding(encoding);
+    for (int64_t b0 = 0; b0 < in.size(); b0 += batch_size) {
+      const int64_t n = std::min(batch_size, in.size() - b0);
+      o.seed = seed + uint64_t(b0);  // as a sweep seeds its batches: the same spikes for the same images
+      const snn::BatchSimulation s = backend->simulate(*program, in.batch(b0, n), o);
+      for (int64_t t = 0; t < T; ++t)
+        std::copy_n(s.predictions.begin() + t * n, n, r.predictions.begin() + t * in.size() + b0);
+      const int64_t k = s.readout.dim(1);
+      if (r.readout.empty()) {
+        r.readout = snn::Tensor({in.size(), k});
+        r.spikes.assign(s.spikes.size(), std::vector<double>(size_t(T), 0.0));
+        r.synaptic_ops.assign(s.synaptic_ops.size(), std::vector<double>(size_t(T), 0.0));
+        r.dense_macs.assign(s.dense_macs.size(), std::vector<double>(size_t(T), 0.0));
+      }
+      std::copy(s.readout.data(), s.readout.data() + n * k, r.readout.data() + b0 * k);
+      for (size_t l = 0; l < s.spikes.size(); ++l)
+        for (int64_t t = 0; t < T; ++t) r.spikes[l][size_t(t)] += s.spikes[l][size_t(t)];
+      for (size_t w = 0; w < s.synaptic_ops.size(); ++w)
+        for (int64_t t = 0; t < T; ++t) {
+          r.synaptic_ops[w][size_t(t)] += s.synaptic_ops[w][size_t(t)];
+          r.dense_macs[w][size_t(t)] += s.dense_macs[w][size_t(t)];
+        }
+      if (r.weight_layers.empty())
+        for (int w : s.weight_nodes) r.weight_layers.push_back(net.layer(w).name());
+      bar("simulate", b0 + n, in.size());
+    }
+  }
+  for (int i : net.neuron_nodes()) r.neuron_layers.push_back(net.layer(i).name());
+  return r;
+}
+
+#ifdef SNN_HAVE_CONVERSION
+py::dict calibrate(snn::Network& net, const std::string& method, const py::handle& data, int64_t T, double alpha,
+                   int64_t batches, int64_t batch_size, int64_t iters, uint64_t seed, const std::string& variant,
+                   const std::string& device, int threads, const py::object& progress) {
+  namespace conv = snn::conversion;
+  auto calibrator = conv::make_calibrator(method);
+  conv::CalibrationOptions o;
+  o.timesteps = T;
+  o.alpha = alpha;
+  o.batches = batches;
+  o.batch_size = batch_size;
+  o.iters = iters;
+  o.seed = seed;
+  o.variant = variant;
+  conv::check_calibration_options(o, nullptr);
+  std::shared_ptr<const snn::Dataset> dataset;
+  if (calibrator->needs_data()) dataset = dataset_argument(data, 0, "data");
+  const PythonProgress bar = progress_for(progress, "calibrate " + method);
+  o.progress = [&bar](const std::string& stage, int64_t done, int64_t total) { bar(stage, done, total); };
+  conv::CalibrationReport report;
+  {
+    py::gil_scoped_release no_gil;
+    auto backend = open_backend(device, threads);
+    // On a copy: an interrupted or failed calibration leaves the network as it was.
+    snn::Network calibrated = net;
+    report = calibrator->calibrate(calibrated, *backend, dataset ? *dataset : snn::Dataset(), o);
+    conv::record_calibration(calibrated, report);
+    net = std::move(calibrated);
+  }
+  py::dict d;
+  d["method"] = report.method;
+  d["seconds"] = report.seconds;
+  d["images"] = report.images;
+  d["parameters"] = to_dict(report.parameters);
+  return d;
+}
+#endif
+
+py::list layers_of(const snn::Network& net) {
+  py::list out;
+  for (int i = 0; i < net.size(); ++i) {
+    py::dict d;
+    d["name"] = net.layer(i).name();
+    d["type"] = net.layer(i).type();
+    d["inputs"] = net.inputs(i);
+    d["output_shape"] = py::tuple(py::cast(net.output_shape(i)));
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<snn::Backend> open_backend(const std::string& device, int threads) {
+  return snn::make_backend(device, threads, /*quiet=*/true);
+}
+
+void bind_network(py::module_& m) {
+  using snn::Network;
+  py::class_<Network>(m, "Network", R"doc(
+A converted spiking network (the contents of a .snn.h5 file): layers, neuron thresholds, calibration
+biases, the input normalisation, and provenance metadata.
+
+    net = snnc.load('model.snn.h5')          # or snnc.convert(...)
+    net.calibrate('ftbc', 'fashion-mnist:train', T=8)
+    result = net.sweep('fashion-mnist:test', T=8)
+    result.accuracy                           # NumPy [T], percent
+    net.save('model.ftbc.snn.h5')
+
+Devices: 'cpu', 'cuda' (when built with CUDA and a GPU is present) or 'auto'. threads <= 0: all cores.)doc")
+      .def("save", [](const Network& net, const std::string& path, bool overwrite) {
+             refuse_existing(path, overwrite, "save");
+             py::gil_scoped_release no_gil;
+             snn::save_network(net, path);
+           },
+           py::arg("path"), py::arg("overwrite") = false,
+           "Writes the network (.snn.h5) atomically: a temporary file beside it, then renamed. An existing file "
+           "is replaced only with overwrite=True.")
+      .def_property_readonly("input_shape", [](const Network& n) { return py::tuple(py::cast(n.input_shape())); },
+                             "(C, H, W) of one image")
+      .def_property_readonly("num_outputs", [](const Network& n) { return snn::numel_of(n.output_shape(n.output_node())); },
+                             "classes the readout scores")
+      .def_property_readonly("layers", &layers_of, "one dict per node: name, type, inputs (node indices; -1 = the image), output_shape")
+      .def_property_readonly("neuron_layers", [](const Network& n) {
+        std::vector<std::string> names;
+        for (int i : n.neuron_nodes()) names.push_back(n.layer(i).name());
+        return names;
+      })
+      .def_property_readonly("thresholds", [](const Network& n) {
+        py::dict d;
+        for (int i : n.neuron_nodes()) {
+          std::vector<float> th = n.neuron(i).threshold();
+          d[py::str(n.layer(i).name())] = to_numpy(std::move(th), {py::ssize_t(n.neuron(i).threshold().size())});
+        }
+        return d;
+      }, "per neuron layer: θ (one value, or one per channel)")
+      .def_property_readonly("metadata", [](const Network& n) { return to_dict(n.metadata()); },
+                             "provenance: source model, conversion, calibration (a copy)")
+      .def_property_readonly("calibration", [](const Network& n) -> py::object {
+        auto it = n.metadata().find("calibration");
+        return it == n.metadata().end() ? py::object(py::none()) : py::object(py::str(it->second));
+      }, "the calibration method it carries, or None")
+      .def_property_readonly("preprocessing", [](const Network& n) {
+        py::dict d;
+        d["mean"] = n.preprocessing().mean;
+        d["std"] = n.preprocessing().std;
+        return d;
+      }, "the input normalisation the CNN was trained with")
+      .def_property_readonly("parameter_count", &Network::parameter_count)
+      .def_property_readonly("macs_per_image", &Network::macs_per_sample, "the CNN's multiply-accumulates per image")
+      .def("copy", [](const Network& n) { return Network(n); }, "An independent copy.")
+      .def("__copy__", [](const Network& n) { return Network(n); })
+      .def("__deepcopy__", [](const Network& n, py::dict) { return Network(n); })
+      .def("sweep", &sweep, py::arg("data") = "fashion-mnist:test", py::arg("T") = 32, py::kw_only(),
+           py::arg("device") = "auto", py::arg("threads") = 0, py::arg("batch_size") = 128,
+           py::arg("encoding") = "direct", py::arg("seed") = 0, py::arg("limit") = 0, py::arg("ann") = true,
+           py::arg("progress") = py::none(), R"doc(
+Accuracy at every t <= T from one simulation over `data` (a spec such as 'fashion-mnist:test', a file,
+an snnc.Dataset, or (images, labels) arrays), with firing rates and operation counts: a SweepResult.
+encoding: 'direct' (the analog image every step) or 'poisson' (seeded). limit > 0: the first images
+only. ann: also the CNN's accuracy on the same images. progress: None (a bar when stderr is a terminal),
+True, False, or a callable(done, total, stage). Ctrl-C stops it between batches (KeyboardInterrupt).)doc")
+      .def("ann", &ann, py::arg("images"), py::kw_only(), py::arg("device") = "auto", py::arg("threads") = 0,
+           py::arg("batch_size") = 256, R"doc(
+The CNN (ANN view) of the network on images: uint8 or float32 NumPy [N, C, H, W] (raw pixels, as in a
+dataset: uint8 scaled to [0, 1], normalisation applied here). Returns float32 class scores [N, K].)doc")
+      .def("simulate", &simulate, py::arg("images"), py::arg("T") = 32, py::kw_only(), py::arg("encoding") = "direct",
+           py::arg("seed") = 0, py::arg("device") = "auto", py::arg("threads") = 0, py::arg("batch_size") = 128,
+           py::arg("progress") = py::none(), R"doc(
+Simulates the SNN on images (uint8 or float32 NumPy [N, C, H, W], read in place) for T steps: an
+snnc.Simulation with the prediction after every step ([T, N]), the summed readout ([N, K]) and spike /
+operation counts per layer and step. Poisson spikes are seeded per batch as a sweep seeds them.)doc")
+      .def("export_nir", [](const Network& net, const std::string& path, bool mean_bias, bool overwrite) {
+             refuse_existing(path, overwrite, "export_nir");
+             snn::NirExportOptions o;
+             o.mean_bias = mean_bias;
+             snn::NirExportReport r;
+             {
+               py::gil_scoped_release no_gil;
+               r = snn::export_nir(net, path, o);
+             }
+             py::dict d;
+             d["nodes"] = r.nodes;
+             d["edges"] = r.edges;
+             d["approximations"] = r.approximations;
+             return d;
+           },
+           py::arg("path"), py::kw_only(), py::arg("mean_bias") = false, py::arg("overwrite") = false, R"doc(
+Writes the network as a NIR graph (HDF5, NIR 1.0: Input, Conv2d, Affine, IF/LIF + Scale, AvgPool2d,
+Flatten, Output). What NIR cannot express (reset by subtraction, v_init != 0, max pooling, per-step
+calibration biases) raises snnc.Error naming the layer; mean_bias=True approximates per-step biases by
+their mean over steps (recorded in the file).)doc")
+      .def("__repr__", [](const Network& n) {
+        return "<snnc.Network " + std::to_string(n.size()) + " layers, " + std::to_string(n.neuron_nodes().size()) +
+               " spiking, input " + snn::to_string(n.input_shape()) +
+               (n.metadata().count("calibration") ? ", calibrated: " + n.metadata().at("calibration") : "") + ">";
+      });
+#ifdef SNN_HAVE_CONVERSION
+  m.attr("Network").cast<py::class_<Network>>()
+      .def("calibrate", &calibrate, py::arg("method") = "ftbc", py::arg("data") = "fashion-mnist:train",
+           py::arg("T") = 32, py::kw_only(), py::arg("alpha") = 0.5, py::arg("batches") = 3,
+           py::arg("batch_size") = 128, py::arg("iters") = 1, py::arg("seed") = 0, py::arg("variant") = "fixed",
+           py::arg("device") = "auto", py::arg("threads") = 0, py::arg("progress") = py::none(), R"doc(
+Calibrates the network in place for T steps (every t <= T is served) with `method`: 'ftbc' (Forward
+Temporal Bias Correction), 'ftbc-paper', 'light' or 'rts' (snnc.calibration_methods()). data: the
+calibration images (training data, never the evaluation set). Returns a report dict. An interrupted
+or failed calibration leaves the network unchanged.)doc")
+      .def("clear_calibration", [](Network& n) { snn::conversion::clear_calibration(n); },
+           "Removes every calibration bias (the uncalibrated network).");
+  m.def("calibration_methods", &snn::conversion::calibrator_names, "The registered calibration methods.");
+#endif
+
+  m.def("load", [](const std::string& path) {
+          py::gil_scoped_release no_gil;
+          return snn::load_network(path);
+        },
+        py::arg("path"), "Reads a network file (.snn.h5). Errors (snnc.Error) name the file and the layer.");
+}
+
+}  // namespace snnc_py
