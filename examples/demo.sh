@@ -24,8 +24,10 @@ $SNNC convert "$MODEL" -o "$OUT/vgg_qcfs.snn.h5" --data fashion-mnist:train --me
 $SNNC calibrate "$OUT/vgg_qcfs.snn.h5" -o "$OUT/vgg_qcfs.ftbc.snn.h5" --method ftbc --T $T \
   --data fashion-mnist:train --batches 20 --iters 3
 $SNNC sweep "$OUT/vgg_qcfs.ftbc.snn.h5" --data fashion-mnist:test --T $T --compare none,ftbc -o "$OUT/sweep.h5"
-# The notebook runs in notebooks/, so it gets absolute paths.
+# The notebook runs in notebooks/, so it gets absolute paths; its last section sweeps the calibrated
+# model again through the Python bindings (build/python) on 1000 test images.
 SNNC_SWEEP="$PWD/$OUT/sweep.h5" SNNC_FIGURES="$PWD/$OUT/figures" \
+  SNNC_MODEL="$PWD/$OUT/vgg_qcfs.ftbc.snn.h5" PYTHONPATH="$PWD/build/python" \
   jupyter nbconvert --to notebook --execute notebooks/sweep_plots.ipynb --output-dir "$OUT" \
   --output sweep_plots.ipynb >/dev/null 2>&1
 echo "wrote $OUT/sweep.h5, $OUT/sweep_plots.ipynb and $OUT/figures/*.png"

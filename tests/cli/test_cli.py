@@ -95,11 +95,16 @@ def main():
 
     figs = os.path.join(a.work, "figures")
     env = dict(os.environ, SNNC_SWEEP=sweep, SNNC_FIGURES=figs, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    # The notebook's Python section sweeps the calibrated model through the bindings, when they are built.
+    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(snnc))), "python")
+    bindings = os.path.isfile(os.path.join(package, "snnc", "__init__.py"))
+    if bindings:
+        env.update(SNNC_MODEL=cal, SNNC_LIMIT="300", PYTHONPATH=package)
     nb = run(["jupyter", "nbconvert", "--to", "notebook", "--execute",
               os.path.join(a.repo, "notebooks", "sweep_plots.ipynb"), "--output-dir", a.work,
               "--output", "executed.ipynb"], env=env, expect_ok=False)
     check(nb.returncode == 0, "notebook executes headless" + ("" if nb.returncode == 0 else ": " + nb.stderr[-2000:]))
-    for png in ("accuracy_vs_T.png", "firing_rates.png", "energy_vs_T.png"):
+    for png in ("accuracy_vs_T.png", "firing_rates.png", "energy_vs_T.png") + (("python_sweep.png",) if bindings else ()):
         path = os.path.join(figs, png)
         check(os.path.isfile(path) and os.path.getsize(path) > 10000, f"notebook wrote {png}")
 
