@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "snn/conversion/auto_calibration.hpp"
 #include "snn/conversion/ftbc.hpp"
 #include "snn/conversion/light_calibration.hpp"
 #include "snn/conversion/rts_shift.hpp"
@@ -18,6 +19,8 @@ std::map<std::string, CalibratorFactory>& registry() {
   static std::map<std::string, CalibratorFactory> r = {
       {"ftbc", [] { return std::make_unique<FtbcCalibrator>("ftbc"); }},
       {"ftbc-paper", [] { return std::make_unique<FtbcCalibrator>("ftbc-paper", "paper"); }},
+      {"ftbc-exact", [] { return std::make_unique<FtbcCalibrator>("ftbc-exact", "exact"); }},
+      {"ftbc-auto", [] { return std::make_unique<AutoCalibrator>(); }},
       {"light", [] { return std::make_unique<LightCalibrator>(); }},
       {"rts", [] { return std::make_unique<RtsShiftCalibrator>(); }},
   };
@@ -66,11 +69,16 @@ void check_calibration_options(const CalibrationOptions& o, const Dataset* data)
                 std::to_string(data->size()));
 }
 
-std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& o, int64_t dataset_size) {
+std::vector<int64_t> calibration_order(const CalibrationOptions& o, int64_t dataset_size) {
   std::vector<int64_t> idx(static_cast<size_t>(dataset_size));
   std::iota(idx.begin(), idx.end(), 0);
   std::mt19937_64 rng(o.seed);
   std::shuffle(idx.begin(), idx.end(), rng);
+  return idx;
+}
+
+std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& o, int64_t dataset_size) {
+  const std::vector<int64_t> idx = calibration_order(o, dataset_size);
   std::vector<std::vector<int64_t>> batches;
   for (int64_t b = 0; b < o.batches; ++b)
     batches.emplace_back(idx.begin() + b * o.batch_size, idx.begin() + (b + 1) * o.batch_size);

@@ -11,7 +11,8 @@ namespace snn::conversion {
 FtbcVariant parse_ftbc_variant(const std::string& s) {
   if (s == "fixed") return FtbcVariant::Fixed;
   if (s == "paper") return FtbcVariant::Paper;
-  throw Error("unknown FTBC variant '" + s + "' (expected fixed or paper)");
+  if (s == "exact") return FtbcVariant::Exact;
+  throw Error("unknown FTBC variant '" + s + "' (expected fixed, paper or exact)");
 }
 
 namespace {
@@ -20,8 +21,11 @@ namespace {
 // own neurons step by step (NeuronLayerAccess::replay_step), so downstream layers see corrected spikes.
 class FtbcProbe : public NeuronProbe {
  public:
-  FtbcProbe(double alpha, FtbcVariant variant, const SharedBatch& batch, std::function<void(int)> on_layer)
-      : alpha_(float(alpha)), variant_(variant), batch_(batch), on_layer_(std::move(on_layer)) {}
+  // solved_before: batches the exact variant has solved before this one (its running mean's count).
+  FtbcProbe(const Network& net, double alpha, FtbcVariant variant, const SharedBatch& batch,
+            std::function<void(int)> on_layer, int64_t solved_before)
+      : net_(net), alpha_(float(alpha)), variant_(variant), batch_(batch), on_layer_(std::move(on_layer)),
+        solved_before_(solved_before) {}
 
   bool wants_ann_reference() const override { return true; }
   void combine_counts(std::vector<int64_t>& counts) override { batch_.combine(counts); }
@@ -36,6 +40,10 @@ class FtbcProbe : public NeuronProbe {
     std::vector<float> row;
     for (int64_t t = 0; t < chunk.steps; ++t) {
       float* b = bias.data() + (chunk.t0 + t) * C;
+      if (variant_ == FtbcVariant::Exact) {
+        solve_step(layer, t, b, a_mean);
+        continue;
+      }
       std::vector<double> s_mean;
       if (variant_ == FtbcVariant::Paper) {
         // Bias-free local simulation, membranes nudged towards the ANN activation.
@@ -56,10 +64,57 @@ class FtbcProbe : public NeuronProbe {
   }
 
  private:
+  // Variant "exact": the bias row that makes this batch's mean output at step t equal the ANN's, per
+  // channel, found by bisection (a channel's mean spike output falls monotonically as its bias grows, in
+  // steps: the crossing is found to within θ/2^kBisections). The row kept is the running mean of the
+  // batches' solutions; the state carried on is the one it produces.
+  void solve_step(NeuronLayerAccess& layer, int64_t t, float* b, const std::vector<double>& a_mean) {
+    const int64_t C = layer.channels(), positions = layer.positions();
+    const std::vector<float>& theta = net_.neuron(layer.node()).threshold();
+    const size_t n = static_cast<size_t>(C);
+    std::vector<float> lo(n), hi(n), width(n);
+    for (size_t c = 0; c < n; ++c) {
+      width[c] = theta.size() == 1 ? theta[0] : theta[c];
+      lo[c] = b[c] - width[c];
+      hi[c] = b[c] + width[c];
+    }
+    auto mean_output = [&](const std::vector<float>& row) {
+      return batch_.spike_means(layer.replay_step_sums(t, row, /*commit=*/false), positions);
+    };
+    // Widen the bracket until it holds the crossing, s(lo) >= a >= s(hi), on every channel.
+    for (int k = 0; k < kWidenings; ++k) {
+      const std::vector<double> s_lo = mean_output(lo), s_hi = mean_output(hi);
+      bool held = true;
+      for (size_t c = 0; c < n; ++c) {
+        if (s_lo[c] < a_mean[c]) lo[c] -= width[c], held = false;
+        if (s_hi[c] > a_mean[c]) hi[c] += width[c], held = false;
+        width[c] *= 2;
+      }
+      if (held) break;
+    }
+    std::vector<float> mid(n);
+    for (int k = 0; k < kBisections; ++k) {
+      for (size_t c = 0; c < n; ++c) mid[c] = 0.5f * (lo[c] + hi[c]);
+      const std::vector<double> s_mid = mean_output(mid);
+      for (size_t c = 0; c < n; ++c) (s_mid[c] > a_mean[c] ? lo : hi)[c] = mid[c];
+    }
+    const double count = double(solved_before_ + 1);
+    for (size_t c = 0; c < n; ++c) {
+      const double solved = 0.5 * (double(lo[c]) + double(hi[c]));
+      b[c] = float(double(b[c]) + (solved - double(b[c])) / count);
+      mid[c] = b[c];
+    }
+    layer.replay_step_sums(t, mid, /*commit=*/true);
+  }
+
+  static constexpr int kWidenings = 8;    // the bracket grows to 2^8 θ each way
+  static constexpr int kBisections = 12;  // then narrows to θ/2^12
+  const Network& net_;
   float alpha_;
   FtbcVariant variant_;
   const SharedBatch& batch_;
   std::function<void(int)> on_layer_;
+  int64_t solved_before_ = 0;
 };
 
 }  // namespace
@@ -87,10 +142,13 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
       const Tensor images = gather_images(data, share_of_batch(batches[b], shared.share()));
       const std::string stage = "pass " + std::to_string(it + 1) + "/" + std::to_string(opts.iters) + ", batch " +
                                 std::to_string(b + 1) + "/" + std::to_string(batches.size());
-      FtbcProbe probe(opts.alpha, variant, shared, [&](int node) {
-        // A layer counts as done once its last chunk has been corrected.
-        if (opts.progress) opts.progress(stage + ": " + net.layer(node).name(), done, total);
-      });
+      FtbcProbe probe(
+          net, opts.alpha, variant, shared,
+          [&](int node) {
+            // A layer counts as done once its last chunk has been corrected.
+            if (opts.progress) opts.progress(stage + ": " + net.layer(node).name(), done, total);
+          },
+          it * int64_t(batches.size()) + int64_t(b));
       backend.simulate(*program, images, sim, &probe);
       done += int64_t(neurons.size());
       if (opts.progress) opts.progress(stage, done, total);
@@ -100,7 +158,7 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
 
   CalibrationReport r;
   // The variant is part of the method's identity ("ftbc-paper" whichever way it was asked for).
-  r.method = variant == FtbcVariant::Paper ? "ftbc-paper" : "ftbc";
+  r.method = variant == FtbcVariant::Paper ? "ftbc-paper" : variant == FtbcVariant::Exact ? "ftbc-exact" : "ftbc";
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.images = opts.batches * opts.batch_size;
   r.parameters = {{"T", std::to_string(opts.timesteps)},
@@ -109,7 +167,7 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
                   {"batch_size", std::to_string(opts.batch_size)},
                   {"iters", std::to_string(opts.iters)},
                   {"seed", std::to_string(opts.seed)},
-                  {"variant", variant == FtbcVariant::Fixed ? "fixed" : "paper"},
+                  {"variant", variant == FtbcVariant::Fixed ? "fixed" : variant == FtbcVariant::Exact ? "exact" : "paper"},
                   {"data", data.source}};
   return r;
 }

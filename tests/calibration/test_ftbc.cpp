@@ -1,7 +1,9 @@
 // FTBC and the simpler calibrations: the bias does what it claims, causally, with clear errors.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <set>
 
+#include "snn/conversion/auto_calibration.hpp"
 #include "snn/conversion/calibration.hpp"
 #include "snn/conversion/ftbc.hpp"
 #include "snn/cpu_backend.hpp"
@@ -137,6 +139,85 @@ TEST_CASE("FTBC makes every layer's mean spike output match the ANN at every ste
   REQUIRE(after.mean < before.mean / 10);
 }
 
+TEST_CASE("ftbc-exact reaches in one pass the residual that the damped update needs 30 passes for", "[ftbc]") {
+  std::mt19937 rng(40);  // the network and images of the test above
+  const Tensor images = random_tensor({64, 2, 8, 8}, rng, 0.0f, 1.0f);
+  Network net = max_norm_network(rng, images);
+  Dataset d = ann_labelled(net, images);
+  CpuBackend cpu(2);
+  const int64_t T = 6;
+  const StepError before = step_error(net, images, T);
+  Network one_pass = net;
+  FtbcCalibrator().calibrate(one_pass, cpu, d, options(T, 1, 64, 1));
+  const StepError damped = step_error(one_pass, images, T);
+  const CalibrationReport r = make_calibrator("ftbc-exact")->calibrate(net, cpu, d, options(T, 1, 64, 1));
+  const StepError exact = step_error(net, images, T);
+  INFO("|E[s[t]] - E[a]| / θ worst/mean: before " << before.worst << "/" << before.mean << ", ftbc one pass "
+                                                  << damped.worst << "/" << damped.mean << ", exact " << exact.worst
+                                                  << "/" << exact.mean);
+  REQUIRE(r.method == "ftbc-exact");
+  REQUIRE(r.parameters.at("variant") == "exact");
+  REQUIRE(exact.worst < 0.03);  // the granularity bound explained above
+  REQUIRE(exact.mean < before.mean / 10);
+  REQUIRE(exact.mean < damped.mean / 2);
+}
+
+TEST_CASE("ftbc-auto: held-out images are calibration images the fit never sees", "[ftbc]") {
+  CalibrationOptions o = options(8, 3, 20);
+  o.seed = 9;
+  const int64_t n = 200;
+  const auto batches = calibration_batches(o, n);
+  const auto held = held_out_indices(o, n, n - 60);
+  REQUIRE(held.size() == 140);
+  std::set<int64_t> fit;
+  for (const auto& b : batches) fit.insert(b.begin(), b.end());
+  REQUIRE(fit.size() == 60);
+  for (int64_t i : held) {
+    REQUIRE(i >= 0);
+    REQUIRE(i < n);
+    REQUIRE(fit.count(i) == 0);
+  }
+  REQUIRE(std::set<int64_t>(held.begin(), held.end()).size() == held.size());
+  const auto ranges = doubling_ranges(20);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{1, 1}, {2, 2}, {3, 4}, {5, 8}, {9, 16}, {17, 20}};
+  REQUIRE(ranges == expected);
+  REQUIRE(doubling_ranges(1) == std::vector<std::pair<int64_t, int64_t>>{{1, 1}});
+}
+
+TEST_CASE("ftbc-auto: chooses on the held-out images; at step 1 no candidate alone does better there", "[ftbc]") {
+  std::mt19937 rng(48);
+  const Tensor calib = random_tensor({400, 2, 8, 8}, rng, 0.0f, 1.0f);
+  Network net = max_norm_network(rng, calib, /*residual=*/true, 0.0f);
+  Dataset train = ann_labelled(net, calib);
+  CpuBackend cpu(2);
+  CalibrationOptions o = options(8, 2, 64);
+  Network chosen = net;
+  const CalibrationReport r = make_calibrator("ftbc-auto")->calibrate(chosen, cpu, train, o);
+  INFO("choices: " << r.parameters.at("choices") << "; held-out accuracy: " << r.parameters.at("held_out_accuracy"));
+  REQUIRE(r.method == "ftbc-auto");
+  REQUIRE(r.parameters.at("held_out_images") == std::to_string(400 - 2 * 64));
+  // Evaluated on those held-out images, the assembled bias is at least as good at every range's end
+  // step as each candidate alone (the greedy choice keeps earlier steps; ties go to the first).
+  const auto held = held_out_indices(o, train.size(), 400 - 2 * 64);
+  Dataset h;
+  h.images = gather_images(train, held);
+  for (int64_t i : held) h.labels.push_back(train.labels[size_t(i)]);
+  h.num_classes = train.num_classes;
+  SweepOptions so;
+  so.sim.timesteps = 8;
+  so.with_ann = false;
+  const SweepResult mine = run_sweep(cpu, chosen, h, so);
+  REQUIRE(chosen.neuron(chosen.neuron_nodes()[0]).bias_steps() == 8);
+  for (const char* method : {"ftbc", "ftbc-paper", "ftbc-exact"}) {
+    Network c = net;
+    make_calibrator(method)->calibrate(c, cpu, train, o);
+    const SweepResult theirs = run_sweep(cpu, c, h, so);
+    // The first range is a single step with the same rows before it: no worse, exactly.
+    INFO(method << ": t=1 " << theirs.accuracy[0] << " vs " << mine.accuracy[0]);
+    REQUIRE(mine.accuracy[0] >= theirs.accuracy[0]);
+  }
+}
+
 TEST_CASE("FTBC raises accuracy at low T on unseen images", "[ftbc]") {
   std::mt19937 rng(41);
   const Tensor calib = random_tensor({256, 2, 8, 8}, rng, 0.0f, 1.0f);
@@ -167,7 +248,7 @@ TEST_CASE("FTBC is causal: a calibration for T = 8 is the first 8 rows of one fo
   Network base = max_norm_network(rng, images);
   Dataset d = ann_labelled(base, images);
   CpuBackend cpu(2);
-  for (const std::string variant : {"fixed", "paper"}) {
+  for (const std::string variant : {"fixed", "paper", "exact"}) {
     Network n8 = base, n32 = base;
     CalibrationOptions o8 = options(8, 3, 32), o32 = options(32, 3, 32);
     o8.variant = o32.variant = variant;
@@ -192,7 +273,7 @@ TEST_CASE("FTBC does not depend on how the engine chunks time", "[ftbc]") {
   Network base = max_norm_network(rng, images, /*residual=*/true);
   Dataset d = ann_labelled(base, images);
   CpuBackend cpu(2);
-  for (const std::string variant : {"fixed", "paper"}) {
+  for (const std::string variant : {"fixed", "paper", "exact"}) {
     Network whole = base, chunked = base;
     CalibrationOptions o = options(10, 2, 24);
     o.variant = variant;

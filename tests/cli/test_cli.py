@@ -93,6 +93,21 @@ def main():
         check(f["methods/none/energy_uj"][-1] > 0 and attrs["pj_per_ac"] == 0.9, "energy estimate stored")
     check(leftovers(a.work) == [], "no temporary files left")
 
+    # Calibration never reads the evaluation data: ftbc-auto (which makes choices on held-out images)
+    # calibrated inside a sweep of the test set equals the same calibration run alone on training data.
+    auto = os.path.join(a.work, "hand_built.auto.snn.h5")
+    run([snnc, "calibrate", model, "-o", auto, "--method", "ftbc-auto", "--data", "fashion-mnist:train", "--T", "4",
+         "--batches", "2", "--batch-size", "64", "--quiet"])
+    ai = json.loads(run([snnc, "info", auto, "--json"]).stdout)["metadata"]
+    check("held out" in ai.get("calibration.images_used", "") and "train" in ai.get("calibration.images_used", ""),
+          "ftbc-auto records which training images it fitted on and held out")
+    alone = json.loads(run([snnc, "sweep", auto, "--data", "fashion-mnist:test", "--T", "4", "--limit", "300",
+                            "--json"]).stdout)
+    inline = json.loads(run([snnc, "sweep", model, "--data", "fashion-mnist:test", "--T", "4", "--limit", "300",
+                             "--compare", "none,ftbc-auto", "--batches", "2", "--calib-batch-size", "64", "--json"]).stdout)
+    check(alone["accuracy"] == inline["methods"]["ftbc-auto"]["accuracy"],
+          "ftbc-auto inside a sweep of the test set == calibrated alone on training data")
+
     figs = os.path.join(a.work, "figures")
     env = dict(os.environ, SNNC_SWEEP=sweep, SNNC_FIGURES=figs, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     # The notebook's Python section sweeps the calibrated model through the bindings, when they are built.

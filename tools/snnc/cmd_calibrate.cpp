@@ -78,13 +78,13 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("-o,--out", a->out, "Output model file")->required();
   cmd->add_option("--data", a->data, "Calibration images (training set)")->capture_default_str();
   cmd->add_option("--T", a->opts.timesteps, "Timesteps to calibrate for (serves every t <= T)")->required()->check(whole_in(1, kMaxTimesteps));
-  cmd->add_option("--method", a->method, "ftbc, ftbc-paper, light or rts")->capture_default_str();
+  cmd->add_option("--method", a->method, "ftbc, ftbc-paper, ftbc-exact, ftbc-auto, light or rts")->capture_default_str();
   cmd->add_option("--alpha", a->opts.alpha, "FTBC step size")->capture_default_str()->check(real_in(0, 1e6, true));
   cmd->add_option("--batches", a->opts.batches, "Calibration batches")->capture_default_str()->check(whole_in(1, 1 << 20));
   cmd->add_option("--iters", a->opts.iters, "Passes over the batches")->capture_default_str()->check(whole_in(1, 1 << 20));
   cmd->add_option("--seed", a->opts.seed, "Seed choosing the calibration images")->capture_default_str();
-  cmd->add_option("--variant", a->opts.variant, "FTBC variant: fixed or paper")->capture_default_str()
-      ->check(CLI::IsMember({"fixed", "paper"}));
+  cmd->add_option("--variant", a->opts.variant, "FTBC variant: fixed, paper or exact")->capture_default_str()
+      ->check(CLI::IsMember({"fixed", "paper", "exact"}));
   add_run_options(cmd, a->run);
   cmd->callback([a] { run_calibrate(*a); });
 }

@@ -272,7 +272,7 @@ void register_sweep(CLI::App& app) {
                   "processes) and deletes it when done");
   cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
   cmd->add_option("--compare", args->compare,
-                  "Methods to compare on the same images: none, model, ftbc, ftbc-paper, light, rts")
+                  "Methods to compare on the same images: none, model, ftbc, ftbc-paper, ftbc-exact, ftbc-auto, light, rts")
       ->delimiter(',');
   cmd->add_option("--calib-data", args->calib_data, "Calibration images for --compare methods")->capture_default_str();
   cmd->add_option("--calib-batch-size", args->calib_batch_size, "Calibration batch size")->capture_default_str()
@@ -284,8 +284,8 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--iters", args->calib.iters, "Calibration passes over the batches")->capture_default_str()
       ->check(whole_in(1, 1 << 20));
   cmd->add_option("--calib-seed", args->calib.seed, "Seed choosing the calibration images")->capture_default_str();
-  cmd->add_option("--variant", args->calib.variant, "FTBC variant for 'ftbc': fixed or paper")
-      ->check(CLI::IsMember({"fixed", "paper"}));
+  cmd->add_option("--variant", args->calib.variant, "FTBC variant for 'ftbc': fixed, paper or exact")
+      ->check(CLI::IsMember({"fixed", "paper", "exact"}));
 #endif
   add_run_options(cmd, args->run);
   cmd->callback([args] { run_sweep_cmd(*args); });

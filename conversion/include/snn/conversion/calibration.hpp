@@ -3,6 +3,9 @@
 // low T. Methods are registered by name, so sweeps can compare them in one run:
 //   ftbc         Forward Temporal Bias Correction (Wu et al., ECCV 2024), b[t][c], variant "fixed"
 //   ftbc-paper   FTBC as in the authors' described update (variant "paper"), see ftbc.hpp
+//   ftbc-exact   FTBC with each step's bias solved per batch (bisection), averaged over batches (no α)
+//   ftbc-auto    per step range, the best of ftbc / ftbc-paper / ftbc-exact on held-out calibration
+//                images (auto_calibration.hpp)
 //   light        a per-channel bias constant over time matching the mean rate (Li et al., ICML 2021)
 //   rts          the half-step input shift θ/2T with the membrane starting at 0 (Deng & Gu, ICLR 2021)
 // New methods subclass Calibrator and call register_calibrator.
@@ -60,7 +63,9 @@ std::vector<std::string> calibrator_names();
 
 // Checks the options shared by all methods against the data (T ≥ 1, α > 0, enough images...).
 void check_calibration_options(const CalibrationOptions& opts, const Dataset* data);
-// The calibration images: batches × batch_size distinct images, chosen by a seeded shuffle.
+// The seeded shuffle of the dataset's indices that calibration images are taken from, in order.
+std::vector<int64_t> calibration_order(const CalibrationOptions& opts, int64_t dataset_size);
+// The calibration images: batches × batch_size distinct images, the first of calibration_order.
 std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& opts, int64_t dataset_size);
 Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
 // The indices of a process's share of a batch (data-parallel calibration).

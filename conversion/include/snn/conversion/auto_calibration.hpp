@@ -1,0 +1,32 @@
+// ftbc-auto: the best of the FTBC variants at every timestep, chosen on held-out calibration images.
+//
+// The variants trade places (fixed is ahead at the first steps, paper at long runs, exact in between),
+// so this method calibrates each candidate (ftbc, ftbc-paper, ftbc-exact) on the calibration batches, then
+// assembles one bias per layer step range by step range: ranges [1], [2], [3, 4], [5, 8], ... [T/2+1, T];
+// for each range in order, with the rows already chosen for the earlier steps, it keeps the candidate
+// whose rows give the best mean accuracy over the range on the held-out images. Causality makes this
+// sound: rows of later steps cannot change the accuracy at earlier ones.
+//
+// The held-out images come from the calibration data, never from the evaluation set: they are the last
+// `holdout` images of the seeded shuffle whose first batches × batch_size images the candidates fit on
+// (so the two never overlap). The report records the choices and their held-out accuracies.
+#pragma once
+#include "snn/conversion/calibration.hpp"
+
+namespace snn::conversion {
+
+class AutoCalibrator : public Calibrator {
+ public:
+  std::string name() const override { return "ftbc-auto"; }
+  CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
+                              const CalibrationOptions& opts) const override;
+};
+
+// The held-out images of a calibration: the last `count` of the seeded shuffle that calibration_batches
+// draws its batches from (disjoint from them when batches · batch_size + count <= the dataset's size).
+std::vector<int64_t> held_out_indices(const CalibrationOptions& opts, int64_t dataset_size, int64_t count);
+
+// The step ranges a choice is made for: [1, 1], [2, 2], [3, 4], [5, 8], ..., ending at T.
+std::vector<std::pair<int64_t, int64_t>> doubling_ranges(int64_t timesteps);
+
+}  // namespace snn::conversion
