@@ -121,18 +121,12 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   r.method = name();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.images = fit + held;
-  r.parameters = {{"T", std::to_string(opts.timesteps)},
-                  {"alpha", std::to_string(opts.alpha)},
-                  {"batches", std::to_string(opts.batches)},
-                  {"batch_size", std::to_string(opts.batch_size)},
-                  {"iters", std::to_string(opts.iters)},
-                  {"seed", std::to_string(opts.seed)},
-                  {"held_out_images", std::to_string(held)},
-                  {"images_used", std::to_string(fit) + " fit (the first of the seeded shuffle), " + std::to_string(held) +
-                                      " held out (its last) from " + data.source},
-                  {"choices", choices},
-                  {"held_out_accuracy", scores},
-                  {"data", data.source}};
+  r.parameters = calibration_parameters(opts, data);
+  r.parameters["held_out_images"] = std::to_string(held);
+  r.parameters["images_used"] = std::to_string(fit) + " fit (the first of the seeded shuffle), " + std::to_string(held) +
+                                " held out (its last) from " + data.source;
+  r.parameters["choices"] = choices;
+  r.parameters["held_out_accuracy"] = scores;
   return r;
 }
 

@@ -100,6 +100,13 @@ std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Sha
   return std::vector<int64_t>(batch.begin() + share.first, batch.begin() + share.last);
 }
 
+std::map<std::string, std::string> calibration_parameters(const CalibrationOptions& o, const Dataset& data) {
+  return {{"T", std::to_string(o.timesteps)},        {"alpha", std::to_string(o.alpha)},
+          {"batches", std::to_string(o.batches)},    {"batch_size", std::to_string(o.batch_size)},
+          {"iters", std::to_string(o.iters)},        {"seed", std::to_string(o.seed)},
+          {"data", data.source}};
+}
+
 void record_calibration(Network& net, const CalibrationReport& r) {
   for (auto it = net.metadata().begin(); it != net.metadata().end();)
     it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);

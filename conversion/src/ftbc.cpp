@@ -161,14 +161,8 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
   r.method = variant == FtbcVariant::Paper ? "ftbc-paper" : variant == FtbcVariant::Exact ? "ftbc-exact" : "ftbc";
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.images = opts.batches * opts.batch_size;
-  r.parameters = {{"T", std::to_string(opts.timesteps)},
-                  {"alpha", std::to_string(opts.alpha)},
-                  {"batches", std::to_string(opts.batches)},
-                  {"batch_size", std::to_string(opts.batch_size)},
-                  {"iters", std::to_string(opts.iters)},
-                  {"seed", std::to_string(opts.seed)},
-                  {"variant", variant == FtbcVariant::Fixed ? "fixed" : variant == FtbcVariant::Exact ? "exact" : "paper"},
-                  {"data", data.source}};
+  r.parameters = calibration_parameters(opts, data);
+  r.parameters["variant"] = variant == FtbcVariant::Fixed ? "fixed" : variant == FtbcVariant::Exact ? "exact" : "paper";
   return r;
 }
 

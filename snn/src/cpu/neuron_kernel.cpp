@@ -92,7 +92,8 @@ void NeuronKernel::replay_step(const Tensor& x, const StepChunk& chunk, int64_t 
   auto* st = static_cast<State*>(state);
   const int64_t B = chunk.batch, C = layer_.channels();
   require(nudge == 0.0f || ann != nullptr, "layer '" + layer_.name() + "': a nudged replay needs the ANN reference");
-  if (!commit) st->saved.assign(st->v.values().begin(), st->v.values().end());
+  // A trial (commit = false) steps a copy of each membrane value and leaves the state untouched (no
+  // save and restore of the whole layer: exact solves try a dozen biases per step).
   std::vector<double> plane_sum(size_t(B * C));
   const NeuronConfig& cfg = layer_.config();
 #pragma omp parallel for schedule(static)
@@ -104,14 +105,15 @@ void NeuronKernel::replay_step(const Tensor& x, const StepChunk& chunk, int64_t 
     const float* a = nudge != 0.0f ? ann->data() + p * inner_ : nullptr;
     double sum = 0;
     for (int64_t i = 0; i < inner_; ++i) {
-      const float s = neuron::step(v[i], xp[i], b, theta, cfg);
+      float vi = v[i];
+      const float s = neuron::step(vi, xp[i], b, theta, cfg);
       sum += s;
-      if (a) v[i] -= nudge * (s - a[i]);
+      if (a) vi -= nudge * (s - a[i]);
+      if (commit) v[i] = vi;
     }
     plane_sum[size_t(p)] = sum;
   }
   for (int64_t p = 0; p < B * C; ++p) channel_sum[size_t(p % C)] += plane_sum[size_t(p)];
-  if (!commit) std::copy(st->saved.begin(), st->saved.end(), st->v.data());
 }
 
 namespace {

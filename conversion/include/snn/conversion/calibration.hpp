@@ -70,6 +70,9 @@ std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& 
 Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
 // The indices of a process's share of a batch (data-parallel calibration).
 std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Share& share);
+// The options every data-driven method records in its report: T, alpha, batches, batch_size, iters,
+// seed, and the data's source.
+std::map<std::string, std::string> calibration_parameters(const CalibrationOptions& opts, const Dataset& data);
 // Records a report in the network's metadata (calibration, calibration.<param>).
 void record_calibration(Network& net, const CalibrationReport& report);
 // Copies the temporal biases a calibration left in the program into the network's neuron layers.

@@ -44,7 +44,6 @@ class NeuronKernel : public SpikingKernel {
 
   struct State : KernelState {
     Tensor v;  // [batch, C, ...]
-    std::vector<float> saved;  // scratch for uncommitted replays
   };
 
  private:
