@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "snn/conversion/ftbc.hpp"
 #include "snn/error.hpp"
 #include "snn/sweep.hpp"
 
@@ -13,27 +14,8 @@ namespace {
 
 constexpr int64_t kHeldOut = 1000;     // held-out images at most
 constexpr int64_t kMinHeldOut = 100;   // fewer could not tell the candidates apart
-const char* const kCandidates[] = {"ftbc", "ftbc-paper", "ftbc-exact"};
-
-// Per neuron layer, the candidate's bias [T, C].
-std::vector<Tensor> biases_of(const Network& net) {
-  std::vector<Tensor> out;
-  for (int i : net.neuron_nodes()) out.push_back(net.neuron(i).bias());
-  return out;
-}
-
-// Rows [from, T) of every layer's bias taken from `rows`, the earlier ones from `chosen`.
-void splice(std::vector<Tensor>& chosen, const std::vector<Tensor>& rows, int64_t from) {
-  for (size_t l = 0; l < chosen.size(); ++l) {
-    const int64_t C = chosen[l].dim(1), T = chosen[l].dim(0);
-    std::copy(rows[l].data() + from * C, rows[l].data() + T * C, chosen[l].data() + from * C);
-  }
-}
-
-void set_biases(Network& net, const std::vector<Tensor>& biases) {
-  const std::vector<int> neurons = net.neuron_nodes();
-  for (size_t l = 0; l < neurons.size(); ++l) net.neuron(neurons[l]).set_bias(biases[l]);
-}
+const std::pair<const char*, FtbcVariant> kCandidates[] = {
+    {"ftbc", FtbcVariant::Fixed}, {"ftbc-paper", FtbcVariant::Paper}, {"ftbc-exact", FtbcVariant::Exact}};
 
 }  // namespace
 
@@ -68,31 +50,26 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   held_out.num_classes = data.num_classes;
   held_out.source = data.source + " (held out)";
 
-  // The candidates, each fitted on the calibration batches alone.
-  std::vector<std::vector<Tensor>> candidates;
-  for (const char* name : kCandidates) {
-    Network c = net;
-    clear_calibration(c);
-    CalibrationOptions o = opts;
-    o.variant = "fixed";  // "ftbc" is the fixed variant here, whatever --variant says
-    if (opts.progress)
-      o.progress = [&](const std::string& stage, int64_t d, int64_t t) { opts.progress(std::string(name) + ", " + stage, d, t); };
-    make_calibrator(name)->calibrate(c, backend, data, o);
-    candidates.push_back(biases_of(c));
-  }
-
-  // Range by range, the candidate that does best on the held-out images given the rows chosen so far.
-  Network trial = net;
-  clear_calibration(trial);
-  std::vector<Tensor> chosen = candidates.front();
+  // Range by range: each candidate variant calibrates the range's steps (batches x passes on the fit
+  // images, the earlier steps keeping the rows chosen for them, so that it corrects the state they
+  // really leave), and the one that does best on the held-out images keeps its rows.
+  Network chosen = net;
+  clear_calibration(chosen);
   std::string choices, scores;
   for (const auto& [first, last] : doubling_ranges(opts.timesteps)) {
     double best = -1.0;
-    size_t best_k = 0;
-    for (size_t k = 0; k < candidates.size(); ++k) {
-      std::vector<Tensor> rows = chosen;
-      splice(rows, candidates[k], first - 1);
-      set_biases(trial, rows);
+    Network best_net;
+    std::string best_name;
+    scores += (scores.empty() ? "" : "; ") + std::string("t") + std::to_string(first) + "-" + std::to_string(last) + ":";
+    for (const auto& [name, variant] : kCandidates) {
+      Network trial = chosen;
+      CalibrationOptions o = opts;
+      o.timesteps = last;
+      if (opts.progress)
+        o.progress = [&, name = name](const std::string& stage, int64_t d, int64_t t) {
+          opts.progress("t" + std::to_string(first) + "-" + std::to_string(last) + " " + name + ", " + stage, d, t);
+        };
+      calibrate_ftbc_steps(trial, backend, data, o, variant, first - 1);
       SweepOptions so;
       so.sim.timesteps = last;
       so.sim.max_chunk_steps = opts.max_chunk_steps;
@@ -103,19 +80,16 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
       double score = 0.0;
       for (int64_t t = first; t <= last; ++t) score += r.accuracy[size_t(t - 1)];
       score /= double(last - first + 1);
-      char text[64];
-      std::snprintf(text, sizeof text, "%s%s %.2f", k ? ", " : "", kCandidates[k], score);
-      scores += (k ? "" : "t" + std::to_string(first) + "-" + std::to_string(last) + ": ") + text;
-      if (score > best) best = score, best_k = k;
+      char text[48];
+      std::snprintf(text, sizeof text, " %s %.2f", name, score);
+      scores += text;
+      if (score > best) best = score, best_net = std::move(trial), best_name = name;
     }
-    scores += "; ";
-    splice(chosen, candidates[best_k], first - 1);
-    choices += (choices.empty() ? "" : ", ") + std::string("t") + std::to_string(first) + "-" +
-               std::to_string(last) + " " + kCandidates[best_k];
-    if (opts.progress) opts.progress("chose " + choices, last, opts.timesteps);
+    chosen = std::move(best_net);
+    choices += (choices.empty() ? "" : ", ") + std::string("t") + std::to_string(first) + "-" + std::to_string(last) +
+               " " + best_name;
   }
-  for (int i : net.neuron_nodes()) net.neuron(i).clear_bias();
-  set_biases(net, chosen);
+  for (int i : net.neuron_nodes()) net.neuron(i).set_bias(chosen.neuron(i).bias());
 
   CalibrationReport r;
   r.method = name();

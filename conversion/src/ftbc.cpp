@@ -22,10 +22,11 @@ namespace {
 class FtbcProbe : public NeuronProbe {
  public:
   // solved_before: batches the exact variant has solved before this one (its running mean's count).
+  // Steps before first_step keep their rows: the probe only carries the state they produce.
   FtbcProbe(const Network& net, double alpha, FtbcVariant variant, const SharedBatch& batch,
-            std::function<void(int)> on_layer, int64_t solved_before)
+            std::function<void(int)> on_layer, int64_t solved_before, int64_t first_step)
       : net_(net), alpha_(float(alpha)), variant_(variant), batch_(batch), on_layer_(std::move(on_layer)),
-        solved_before_(solved_before) {}
+        solved_before_(solved_before), first_step_(first_step) {}
 
   bool wants_ann_reference() const override { return true; }
   void combine_counts(std::vector<int64_t>& counts) override { batch_.combine(counts); }
@@ -40,6 +41,11 @@ class FtbcProbe : public NeuronProbe {
     std::vector<float> row;
     for (int64_t t = 0; t < chunk.steps; ++t) {
       float* b = bias.data() + (chunk.t0 + t) * C;
+      if (chunk.t0 + t < first_step_) {
+        row.assign(b, b + C);
+        layer.replay_step_sums(t, row, /*commit=*/true);
+        continue;
+      }
       if (variant_ == FtbcVariant::Exact) {
         solve_step(layer, t, b, a_mean);
         continue;
@@ -115,19 +121,28 @@ class FtbcProbe : public NeuronProbe {
   const SharedBatch& batch_;
   std::function<void(int)> on_layer_;
   int64_t solved_before_ = 0;
+  int64_t first_step_ = 0;
 };
 
 }  // namespace
 
-CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, const Dataset& data,
-                                            const CalibrationOptions& opts) const {
+void calibrate_ftbc_steps(Network& net, Backend& backend, const Dataset& data, const CalibrationOptions& opts,
+                          FtbcVariant variant, int64_t first_step) {
   check_calibration_options(opts, &data);
-  const FtbcVariant variant = parse_ftbc_variant(forced_variant_.empty() ? opts.variant : forced_variant_);
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<int> neurons = net.neuron_nodes();
   require(!neurons.empty(), "FTBC: the network has no neuron layers to calibrate");
+  require(first_step >= 0 && first_step < opts.timesteps, "FTBC: the first step to calibrate lies outside 0..T-1");
   auto program = backend.prepare(net);
-  for (int i : neurons) program->set_neuron_bias(i, Tensor({opts.timesteps, net.neuron(i).channels()}, 0.0f));
+  for (int i : neurons) {
+    const int64_t C = net.neuron(i).channels();
+    Tensor bias({opts.timesteps, C}, 0.0f);
+    const Tensor& kept = net.neuron(i).bias();
+    require(first_step == 0 || (kept.rank() == 2 && kept.dim(0) >= first_step && !net.neuron(i).bias_constant()),
+            "FTBC: layer '" + net.layer(i).name() + "' has no per-step bias rows to keep before step " +
+                std::to_string(first_step + 1));
+    if (first_step > 0) std::copy(kept.data(), kept.data() + first_step * C, bias.data());
+    program->set_neuron_bias(i, bias);
+  }
 
   const auto batches = calibration_batches(opts, data.size());
   const SharedBatch shared(opts.comm ? *opts.comm : single_process(), opts.batch_size);
@@ -148,13 +163,19 @@ CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, cons
             // A layer counts as done once its last chunk has been corrected.
             if (opts.progress) opts.progress(stage + ": " + net.layer(node).name(), done, total);
           },
-          it * int64_t(batches.size()) + int64_t(b));
+          it * int64_t(batches.size()) + int64_t(b), first_step);
       backend.simulate(*program, images, sim, &probe);
       done += int64_t(neurons.size());
       if (opts.progress) opts.progress(stage, done, total);
     }
-
   store_biases(*program, net);
+}
+
+CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, const Dataset& data,
+                                            const CalibrationOptions& opts) const {
+  const FtbcVariant variant = parse_ftbc_variant(forced_variant_.empty() ? opts.variant : forced_variant_);
+  const auto start = std::chrono::steady_clock::now();
+  calibrate_ftbc_steps(net, backend, data, opts, variant, 0);
 
   CalibrationReport r;
   // The variant is part of the method's identity ("ftbc-paper" whichever way it was asked for).

@@ -1,11 +1,13 @@
-// ftbc-auto: the best of the FTBC variants at every timestep, chosen on held-out calibration images.
+// ftbc-auto: per step range, the best of the FTBC variants, chosen on held-out calibration images.
 //
-// The variants trade places (fixed is ahead at the first steps, paper at long runs, exact in between),
-// so this method calibrates each candidate (ftbc, ftbc-paper, ftbc-exact) on the calibration batches, then
-// assembles one bias per layer step range by step range: ranges [1], [2], [3, 4], [5, 8], ... [T/2+1, T];
-// for each range in order, with the rows already chosen for the earlier steps, it keeps the candidate
-// whose rows give the best mean accuracy over the range on the held-out images. Causality makes this
-// sound: rows of later steps cannot change the accuracy at earlier ones.
+// The variants trade places (fixed and paper lead at the first steps or at long runs, exact in between,
+// depending on the network), so this method builds the bias range by range, [1], [2], [3, 4], [5, 8],
+// ... [T/2+1, T]: for each range in order, each variant (ftbc, ftbc-paper, ftbc-exact) calibrates that
+// range's steps on the calibration batches, the earlier steps keeping the rows already chosen (so every
+// candidate corrects the state those rows really leave), and the candidate with the best mean accuracy
+// over the range on the held-out images keeps its rows. Causality makes this sound: rows of later steps
+// cannot change the accuracy at earlier ones. Cost: about three calibrations for T plus a held-out sweep
+// per range and candidate.
 //
 // The held-out images come from the calibration data, never from the evaluation set: they are the last
 // `holdout` images of the seeded shuffle whose first batches × batch_size images the candidates fit on

@@ -35,4 +35,10 @@ class FtbcCalibrator : public Calibrator {
   std::string forced_variant_;  // "ftbc-paper" forces the paper variant
 };
 
+// Calibrates rows [first_step, opts.timesteps) of every neuron layer's bias with `variant`; the rows
+// before first_step stay as the network has them (per-step rows, at least first_step of them). The
+// result is left in the network's layers (no report: FtbcCalibrator, AutoCalibrator make those).
+void calibrate_ftbc_steps(Network& net, Backend& backend, const Dataset& data, const CalibrationOptions& opts,
+                          FtbcVariant variant, int64_t first_step);
+
 }  // namespace snn::conversion
