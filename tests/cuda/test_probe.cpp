@@ -99,7 +99,10 @@ TEST_CASE("FTBC calibrates the same biases on the CUDA backend", "[probe][ftbc]"
   CpuBackend cpu(0);
   cuda::CudaBackend gpu;
   for (bool exact : {true, false})
-    for (const char* variant : {"fixed", "paper"}) {
+    for (const char* variant : {"fixed", "paper", "exact"}) {
+      // The exact variant's bisection turns a last-bit difference into a different branch: it is compared
+      // where the two backends agree bit for bit (power-of-two networks).
+      if (!exact && std::string(variant) == "exact") continue;
       INFO((exact ? "exact" : "random float") << " network, variant " << variant);
       Network net = snn_test::small_cnn(rng, SourceActivation::QCFS, 8, /*maxpool=*/true, /*residual=*/true);
       if (exact) cuda_test::make_exact(net);
