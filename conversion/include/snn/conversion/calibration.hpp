@@ -3,7 +3,7 @@
 // low T. Methods are registered by name, so sweeps can compare them in one run:
 //   ftbc         Forward Temporal Bias Correction (Wu et al., ECCV 2024), b[t][c], variant "fixed"
 //   ftbc-paper   FTBC as in the authors' described update (variant "paper"), see ftbc.hpp
-//   ftbc-exact   FTBC with each step's bias solved per batch (bisection), averaged over batches (no α)
+//   ftbc-exact   FTBC with each step's bias solved (bisection) on all calibration images at once (no α)
 //   ftbc-auto    per step range, the best of ftbc / ftbc-paper / ftbc-exact on held-out calibration
 //                images (auto_calibration.hpp)
 //   light        a per-channel bias constant over time matching the mean rate (Li et al., ICML 2021)

@@ -9,9 +9,9 @@
 //   variant "paper": the local simulation runs without the bias, the membrane is corrected per element
 //                    by α·(s[t] − a) after each step, and b[t] += α·mean(s[t] − a) is accumulated per
 //                    batch (the update as described for the authors' code).
-//   variant "exact": b[t] is solved on the batch so that mean(s[t]) = mean(a) per channel (bisection on
-//                    the replay: the mean output falls monotonically, in steps, as the bias grows), and
-//                    the running mean of the batches' solutions is kept; no step size to tune.
+//   variant "exact": b[t] is solved so that mean(s[t]) = mean(a) per channel (bisection on the replay:
+//                    the mean output falls monotonically, in steps, as the bias grows), on all the
+//                    calibration images as one batch (batches × batch_size); no step size to tune.
 // The engine then runs l with the corrected biases, so downstream layers see corrected spikes.
 // Causal: b[t] depends only on steps ≤ t, so a calibration for T serves every shorter run.
 #pragma once
