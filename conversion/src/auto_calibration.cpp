@@ -60,14 +60,15 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
     double best = -1.0;
     Network best_net;
     std::string best_name;
-    scores += (scores.empty() ? "" : "; ") + std::string("t") + std::to_string(first) + "-" + std::to_string(last) + ":";
+    const std::string range = "t" + std::to_string(first) + "-" + std::to_string(last);
+    scores += (scores.empty() ? "" : "; ") + range + ":";
     for (const auto& [name, variant] : kCandidates) {
       Network trial = chosen;
       CalibrationOptions o = opts;
       o.timesteps = last;
-      if (opts.progress)
-        o.progress = [&, name = name](const std::string& stage, int64_t d, int64_t t) {
-          opts.progress("t" + std::to_string(first) + "-" + std::to_string(last) + " " + name + ", " + stage, d, t);
+      if (opts.progress)  // (a lambda cannot capture structured bindings in C++17: copies)
+        o.progress = [&opts, label = range + " " + name](const std::string& stage, int64_t d, int64_t t) {
+          opts.progress(label + ", " + stage, d, t);
         };
       calibrate_ftbc_steps(trial, backend, data, o, variant, first - 1);
       SweepOptions so;
@@ -86,8 +87,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
       if (score > best) best = score, best_net = std::move(trial), best_name = name;
     }
     chosen = std::move(best_net);
-    choices += (choices.empty() ? "" : ", ") + std::string("t") + std::to_string(first) + "-" + std::to_string(last) +
-               " " + best_name;
+    choices += (choices.empty() ? "" : ", ") + range + " " + best_name;
   }
   for (int i : net.neuron_nodes()) net.neuron(i).set_bias(chosen.neuron(i).bias());
 
