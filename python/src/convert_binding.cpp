@@ -40,7 +40,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
     dataset = dataset_argument(data, limit, "data");
     o.data_label = py::isinstance<py::str>(data) ? data.cast<std::string>() : dataset->source;
   }
-  const PythonProgress bar(py::module_::import("snnc._progress").attr("resolve")(progress, "thresholds"));
+  const PythonProgress bar = PythonProgress::from_argument(progress, "thresholds");
   o.norm.progress = bar.fn("thresholds");
   py::gil_scoped_release no_gil;
   auto backend = open_backend(device, threads);

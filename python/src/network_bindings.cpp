@@ -21,11 +21,6 @@ namespace snnc_py {
 
 namespace {
 
-// None: a bar on a terminal (nothing in logs); True / False; or a callable(done, total, stage).
-PythonProgress progress_for(const py::object& progress, const std::string& label) {
-  return PythonProgress(py::module_::import("snnc._progress").attr("resolve")(progress, label));
-}
-
 void refuse_existing(const std::string& path, bool overwrite, const char* what) {
   if (!overwrite && std::filesystem::exists(path)) {
     PyErr_SetString(PyExc_FileExistsError,
@@ -50,7 +45,7 @@ snn::SweepResult sweep(const snn::Network& net, const py::handle& data, int64_t 
   require_positive(T, "T");
   require_positive(batch_size, "batch_size");
   const auto dataset = dataset_argument(data, limit, "data");
-  const PythonProgress bar = progress_for(progress, "sweep");
+  const PythonProgress bar = PythonProgress::from_argument(progress, "sweep");
   snn::SweepOptions o;
   o.sim.timesteps = T;
   o.sim.encoding = snn::parse_encoding(encoding);
@@ -92,7 +87,7 @@ Simulation simulate(const snn::Network& net, const py::handle& images, int64_t T
   require_positive(T, "T");
   require_positive(batch_size, "batch_size");
   const ImageArray in(images, net.input_shape(), "images");
-  const PythonProgress bar = progress_for(progress, "simulate");
+  const PythonProgress bar = PythonProgress::from_argument(progress, "simulate");
   Simulation r;
   r.timesteps = T;
   r.images = in.size();
@@ -151,7 +146,7 @@ py::dict calibrate(snn::Network& net, const std::string& method, const py::handl
   conv::check_calibration_options(o, nullptr);
   std::shared_ptr<const snn::Dataset> dataset;
   if (calibrator->needs_data()) dataset = dataset_argument(data, 0, "data");
-  const PythonProgress bar = progress_for(progress, "calibrate " + method);
+  const PythonProgress bar = PythonProgress::from_argument(progress, "calibrate " + method);
   o.progress = [&bar](const std::string& stage, int64_t done, int64_t total) { bar(stage, done, total); };
   conv::CalibrationReport report;
   {

@@ -8,6 +8,10 @@ PythonProgress::~PythonProgress() {
   callback_ = py::object();
 }
 
+PythonProgress PythonProgress::from_argument(const py::object& progress, const std::string& label) {
+  return PythonProgress(py::module_::import("snnc._progress").attr("resolve")(progress, label));
+}
+
 void PythonProgress::operator()(const std::string& stage, int64_t done, int64_t total) const {
   py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();

@@ -18,6 +18,9 @@ class PythonProgress {
  public:
   // callback: None or a callable(done, total, stage). Constructed with the GIL held.
   explicit PythonProgress(py::object callback) : callback_(std::move(callback)) {}
+  // A call's `progress` argument as snnc._progress.resolve reads it: None = a bar on a terminal (nothing
+  // in logs), True / False, or a callable(done, total, stage).
+  static PythonProgress from_argument(const py::object& progress, const std::string& label);
   ~PythonProgress();
   // From the C++ work, without the GIL. Throws py::error_already_set for KeyboardInterrupt or an
   // exception raised by the callback.

@@ -113,13 +113,20 @@ CalibrationOptions options(int64_t T, int64_t batches, int64_t batch_size, int64
 
 }  // namespace
 
-TEST_CASE("FTBC makes every layer's mean spike output match the ANN at every step", "[ftbc]") {
-  std::mt19937 rng(40);
+// The under-firing max-norm network of the residual tests, its images labelled by its ANN, T = 6.
+struct ResidualCase {
+  std::mt19937 rng{40};
   const Tensor images = random_tensor({64, 2, 8, 8}, rng, 0.0f, 1.0f);
   Network net = max_norm_network(rng, images);
   Dataset d = ann_labelled(net, images);
-  CpuBackend cpu(2);
+  CpuBackend cpu{2};
   const int64_t T = 6;
+};
+
+TEST_CASE("FTBC makes every layer's mean spike output match the ANN at every step", "[ftbc]") {
+  ResidualCase rc;
+  auto& [rng, images, net, d, cpu, T] = rc;
+  (void)rng;
   const StepError before = step_error(net, images, T);
   // One fixed batch, repeated passes (α = 0.5): the update is a damped fixed-point iteration on each
   // channel's mean, so the residual shrinks until it reaches the granularity of that mean.
@@ -140,12 +147,9 @@ TEST_CASE("FTBC makes every layer's mean spike output match the ANN at every ste
 }
 
 TEST_CASE("ftbc-exact reaches in one pass the residual that the damped update needs 30 passes for", "[ftbc]") {
-  std::mt19937 rng(40);  // the network and images of the test above
-  const Tensor images = random_tensor({64, 2, 8, 8}, rng, 0.0f, 1.0f);
-  Network net = max_norm_network(rng, images);
-  Dataset d = ann_labelled(net, images);
-  CpuBackend cpu(2);
-  const int64_t T = 6;
+  ResidualCase rc;  // the network and images of the test above
+  auto& [rng, images, net, d, cpu, T] = rc;
+  (void)rng;
   const StepError before = step_error(net, images, T);
   Network one_pass = net;
   FtbcCalibrator().calibrate(one_pass, cpu, d, options(T, 1, 64, 1));
