@@ -1,6 +1,7 @@
 #include "snn/hdf5_util.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
@@ -75,6 +76,13 @@ double read_double_attr(const H5::H5Object& obj, const std::string& name) {
   double v = 0;
   a.read(H5::PredType::NATIVE_DOUBLE, &v);
   return v;
+}
+
+int64_t read_count_attr(const H5::H5Object& obj, const std::string& name) {
+  const double v = read_double_attr(obj, name);
+  if (!(v >= 0.0 && v < 9007199254740992.0 && v == std::floor(v)))  // also false for NaN
+    throw Error("attribute '" + name + "' must be a whole number in [0, 2^53), got " + std::to_string(v));
+  return int64_t(v);
 }
 
 std::vector<int64_t> read_int_array_attr(const H5::H5Object& obj, const std::string& name) {

@@ -71,8 +71,8 @@ std::map<std::string, SweepPartial> read_file(const std::string& path, const std
     for (const std::string& key : h5::child_names(g)) {
       H5::Group pg = g.openGroup(key);
       SweepPartial p;
-      p.next_block = int64_t(h5::read_double_attr(pg, "next_block"));
-      p.blocks = int64_t(h5::read_double_attr(pg, "blocks"));
+      p.next_block = h5::read_count_attr(pg, "next_block");
+      p.blocks = h5::read_count_attr(pg, "blocks");
       p.seconds = h5::read_double_attr(pg, "seconds");
       p.sums = h5::read_vector(pg, "sums");
       require(p.blocks >= 1 && p.next_block >= 0 && p.next_block <= p.blocks,

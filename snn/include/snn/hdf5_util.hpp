@@ -19,6 +19,9 @@ void write_attr(H5::H5Object& obj, const std::string& name, const std::vector<in
 bool has_attr(const H5::H5Object& obj, const std::string& name);
 std::string read_string_attr(const H5::H5Object& obj, const std::string& name);
 double read_double_attr(const H5::H5Object& obj, const std::string& name);
+// A whole number in [0, 2^53) stored as any number type; anything else (NaN, 1e69, 2.5, -1) is an Error
+// naming the attribute, never an out-of-range conversion.
+int64_t read_count_attr(const H5::H5Object& obj, const std::string& name);
 std::vector<int64_t> read_int_array_attr(const H5::H5Object& obj, const std::string& name);
 // Names of all attributes of obj.
 std::vector<std::string> attr_names(const H5::H5Object& obj);
