@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "snn/conversion/ftbc.hpp"
+#include "snn/conversion/thresholds.hpp"
 #include "snn/error.hpp"
 #include "snn/sweep.hpp"
 
@@ -16,6 +17,81 @@ constexpr int64_t kHeldOut = 1000;     // held-out images at most
 constexpr int64_t kMinHeldOut = 100;   // fewer could not tell the candidates apart
 const std::pair<const char*, FtbcVariant> kCandidates[] = {
     {"ftbc", FtbcVariant::Fixed}, {"ftbc-paper", FtbcVariant::Paper}, {"ftbc-exact", FtbcVariant::Exact}};
+
+// Held-out accuracy of a calibrated network: the mean over the doubling ranges of each range's mean
+// accuracy, so every octave of t counts alike (t = 1 as much as t in 17..32).
+double held_out_score(Backend& backend, const Network& net, const Dataset& held_out, const CalibrationOptions& opts,
+                      int64_t first, int64_t last, bool per_octave) {
+  SweepOptions so;
+  so.sim.timesteps = last;
+  so.sim.max_chunk_steps = opts.max_chunk_steps;
+  so.batch_size = opts.batch_size;
+  so.with_ann = false;
+  so.comm = opts.comm;
+  const SweepResult r = run_sweep(backend, net, held_out, so);
+  auto mean = [&](int64_t a, int64_t b) {
+    double m = 0.0;
+    for (int64_t t = a; t <= b; ++t) m += r.accuracy[size_t(t - 1)];
+    return m / double(b - a + 1);
+  };
+  if (!per_octave) return mean(first, last);
+  double score = 0.0;
+  const auto ranges = doubling_ranges(last);
+  for (const auto& [a, b] : ranges) score += mean(a, b);
+  return score / double(ranges.size());
+}
+
+std::string format_score(const std::string& name, double score) {
+  char text[64];
+  std::snprintf(text, sizeof text, " %s %.2f", name.c_str(), score);
+  return text;
+}
+
+// The data-driven (ReLU) thresholds that fit T best: for each candidate, ftbc-exact calibrates all T
+// steps and the held-out images score it. Candidates: the thresholds the network came with, and the
+// least quantisation error for T on the fit images. Every process computes the same thresholds from
+// all fit images (an ANN pass), so processes agree bit for bit.
+std::string choose_thresholds(Network& net, Backend& backend, const Dataset& data, const Dataset& held_out,
+                              const CalibrationOptions& opts, std::string* scores) {
+  if (!needs_data_thresholds(net)) return "from the model (no ReLU layers)";
+  std::vector<int64_t> fit_idx;
+  for (const auto& b : calibration_batches(opts, data.size())) fit_idx.insert(fit_idx.end(), b.begin(), b.end());
+  Dataset fit;
+  fit.images = gather_images(data, fit_idx);
+  fit.labels.assign(fit_idx.size(), 0);
+  fit.num_classes = data.num_classes;
+  fit.source = data.source + " (fit images)";
+
+  Network least_error = net;
+  NormOptions no;
+  no.method = NormMethod::MinError;
+  no.timesteps = opts.timesteps;
+  no.batch_size = opts.batch_size;
+  no.max_images = 0;
+  no.channelwise = false;
+  set_thresholds(least_error, backend, fit, no);
+
+  const std::string converted = "as converted", fitted = "least error for T=" + std::to_string(opts.timesteps);
+  double best = -1.0;
+  std::string best_name;
+  for (Network* candidate : {&net, &least_error}) {
+    Network trial = *candidate;
+    clear_calibration(trial);
+    CalibrationOptions o = opts;
+    const std::string name = candidate == &net ? converted : fitted;
+    if (opts.progress)
+      o.progress = [&opts, label = "thresholds " + name](const std::string& stage, int64_t d, int64_t t) {
+        opts.progress(label + ", " + stage, d, t);
+      };
+    calibrate_ftbc_steps(trial, backend, data, o, FtbcVariant::Exact, 0);
+    const double score = held_out_score(backend, trial, held_out, opts, 1, opts.timesteps, true);
+    *scores += format_score(name, score);
+    if (score > best) best = score, best_name = name;
+  }
+  if (best_name == fitted)
+    for (int i : net.neuron_nodes()) net.neuron(i).set_threshold(least_error.neuron(i).threshold());
+  return best_name;
+}
 
 }  // namespace
 
@@ -50,6 +126,10 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   held_out.num_classes = data.num_classes;
   held_out.source = data.source + " (held out)";
 
+  // First the thresholds of ReLU layers (they shape every step), then the biases.
+  std::string threshold_scores;
+  const std::string thresholds = choose_thresholds(net, backend, data, held_out, opts, &threshold_scores);
+
   // Range by range: each candidate variant calibrates the range's steps (batches x passes on the fit
   // images, the earlier steps keeping the rows chosen for them, so that it corrects the state they
   // really leave), and the one that does best on the held-out images keeps its rows.
@@ -71,19 +151,8 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
           opts.progress(label + ", " + stage, d, t);
         };
       calibrate_ftbc_steps(trial, backend, data, o, variant, first - 1);
-      SweepOptions so;
-      so.sim.timesteps = last;
-      so.sim.max_chunk_steps = opts.max_chunk_steps;
-      so.batch_size = opts.batch_size;
-      so.with_ann = false;
-      so.comm = opts.comm;
-      const SweepResult r = run_sweep(backend, trial, held_out, so);
-      double score = 0.0;
-      for (int64_t t = first; t <= last; ++t) score += r.accuracy[size_t(t - 1)];
-      score /= double(last - first + 1);
-      char text[48];
-      std::snprintf(text, sizeof text, " %s %.2f", name, score);
-      scores += text;
+      const double score = held_out_score(backend, trial, held_out, opts, first, last, false);
+      scores += format_score(name, score);
       if (score > best) best = score, best_net = std::move(trial), best_name = name;
     }
     chosen = std::move(best_net);
@@ -99,6 +168,8 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   r.parameters["held_out_images"] = std::to_string(held);
   r.parameters["images_used"] = std::to_string(fit) + " fit (the first of the seeded shuffle), " + std::to_string(held) +
                                 " held out (its last) from " + data.source;
+  r.parameters["thresholds"] = thresholds;
+  if (!threshold_scores.empty()) r.parameters["thresholds_held_out_score"] = threshold_scores.substr(1);
   r.parameters["choices"] = choices;
   r.parameters["held_out_accuracy"] = scores;
   return r;

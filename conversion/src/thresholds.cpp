@@ -10,12 +10,20 @@
 
 namespace snn::conversion {
 
-std::string to_string(NormMethod m) { return m == NormMethod::Max ? "max" : "percentile"; }
+std::string to_string(NormMethod m) {
+  switch (m) {
+    case NormMethod::Max: return "max";
+    case NormMethod::Percentile: return "percentile";
+    case NormMethod::MinError: return "error";
+  }
+  return "?";
+}
 
 NormMethod parse_norm_method(const std::string& s) {
   if (s == "max") return NormMethod::Max;
   if (s == "percentile") return NormMethod::Percentile;
-  throw Error("unknown normalisation method '" + s + "' (expected max or percentile)");
+  if (s == "error") return NormMethod::MinError;
+  throw Error("unknown normalisation method '" + s + "' (expected max, percentile or error)");
 }
 
 double percentile_of(std::vector<float>& values, double p) {
@@ -30,6 +38,43 @@ double percentile_of(std::vector<float>& values, double p) {
   // After nth_element every element past lo is >= values[lo]: the next order statistic is their minimum.
   const double b = *std::min_element(values.begin() + std::ptrdiff_t(lo) + 1, values.end());
   return a + (pos - double(lo)) * (b - a);
+}
+
+double min_error_threshold(const std::vector<float>& values, int64_t timesteps, double v_init) {
+  require(!values.empty(), "threshold search over an empty set of values");
+  require(timesteps >= 1, "threshold search: timesteps must be at least 1");
+  constexpr size_t kMaxValues = size_t(1) << 18;
+  const size_t stride = (values.size() + kMaxValues - 1) / kMaxValues;
+  std::vector<double> xs;
+  for (size_t i = 0; i < values.size(); i += stride) xs.push_back(values[i]);
+  const double top = *std::max_element(xs.begin(), xs.end());
+  const double T = double(timesteps);
+  auto error = [&](double theta) {
+    double e = 0.0;
+    for (double x : xs) {
+      const double n = std::clamp(std::floor(x * T / theta + v_init), 0.0, T);
+      const double d = x - theta / T * n;
+      e += d * d;
+    }
+    return e;
+  };
+  // The error is not unimodal in θ (steps of the quantiser cross clusters of values): a geometric grid
+  // over (top/256, top], then a finer one between the best point's neighbours.
+  constexpr int kGrid = 256;
+  double best = top, best_error = error(top), lo = top, hi = top;
+  const double ratio = std::pow(256.0, 1.0 / (kGrid - 1));
+  for (int i = 0; i < kGrid; ++i) {
+    const double theta = top / std::pow(ratio, double(i));
+    const double e = error(theta);
+    if (e < best_error) best = theta, best_error = e;
+  }
+  lo = best / ratio, hi = std::min(top, best * ratio);
+  for (int i = 0; i <= 64; ++i) {
+    const double theta = lo + (hi - lo) * i / 64.0;
+    const double e = error(theta);
+    if (e < best_error) best = theta, best_error = e;
+  }
+  return best;
 }
 
 namespace {
@@ -58,6 +103,8 @@ class Collector {
 
   int64_t count() const { return n_; }
   float max() const { return max_; }
+  // Every value, or (past the cap) a uniform sample of them.
+  const std::vector<float>& sample() const { return overflow_ ? sample_ : all_; }
 
   // p-th percentile of everything added; *estimated is set when it comes from the sample.
   double percentile(double p, bool* estimated) {
@@ -127,6 +174,8 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
   require(opts.method == NormMethod::Max || (opts.percentile > 0.0 && opts.percentile <= 100.0),
           "percentile must be in (0, 100], got " + std::to_string(opts.percentile));
   require(opts.batch_size > 0, "threshold calibration: batch size must be positive");
+  require(opts.method != NormMethod::MinError || opts.timesteps >= 1,
+          "threshold calibration: the error-minimising threshold needs the number of timesteps (>= 1)");
 
   std::vector<int> nodes;
   for (int i : net.neuron_nodes())
@@ -202,6 +251,8 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
         bool est = false;
         theta = col.percentile(opts.percentile, &est);
         lt.estimated = lt.estimated || est;
+      } else if (opts.method == NormMethod::MinError) {
+        theta = min_error_threshold(col.sample(), opts.timesteps, layer.config().v_init);
       }
       lt.threshold.push_back(float(theta));
     }
@@ -228,8 +279,9 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
   }
   std::ostringstream os;
   os << "thresholds of " << nodes.size() << " ReLU layer(s) from " << images << " images: "
-     << (opts.method == NormMethod::Max ? "max" : "percentile ");
-  if (opts.method == NormMethod::Percentile) os << opts.percentile;
+     << to_string(opts.method);
+  if (opts.method == NormMethod::Percentile) os << " " << opts.percentile;
+  if (opts.method == NormMethod::MinError) os << " for T = " << opts.timesteps;
   os << (opts.channelwise ? ", per channel" : ", per layer");
   report.notes.insert(report.notes.begin(), os.str());
   return report;

@@ -6,6 +6,7 @@
 #include "snn/conversion/auto_calibration.hpp"
 #include "snn/conversion/calibration.hpp"
 #include "snn/conversion/ftbc.hpp"
+#include "snn/conversion/thresholds.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
 #include "snn/sweep.hpp"
@@ -212,13 +213,52 @@ TEST_CASE("ftbc-auto: chooses on the held-out images; at step 1 no candidate alo
   so.with_ann = false;
   const SweepResult mine = run_sweep(cpu, chosen, h, so);
   REQUIRE(chosen.neuron(chosen.neuron_nodes()[0]).bias_steps() == 8);
+  // The candidates run on the thresholds ftbc-auto chose (its first decision, checked below).
+  Network rethresholded = net;
+  for (int i : net.neuron_nodes()) rethresholded.neuron(i).set_threshold(chosen.neuron(i).threshold());
   for (const char* method : {"ftbc", "ftbc-paper", "ftbc-exact"}) {
-    Network c = net;
+    Network c = rethresholded;
     make_calibrator(method)->calibrate(c, cpu, train, o);
     const SweepResult theirs = run_sweep(cpu, c, h, so);
     // The first range is a single step with the same rows before it: no worse, exactly.
     INFO(method << ": t=1 " << theirs.accuracy[0] << " vs " << mine.accuracy[0]);
     REQUIRE(mine.accuracy[0] >= theirs.accuracy[0]);
+  }
+}
+
+TEST_CASE("ftbc-auto: ReLU thresholds for T chosen on the held-out images", "[ftbc]") {
+  std::mt19937 rng(5);
+  const Tensor calib = random_tensor({400, 2, 8, 8}, rng, 0.0f, 1.0f);
+  // Max-norm thresholds are far too high for T = 4: least error for T should win on held-out images.
+  Network net = max_norm_network(rng, calib, /*residual=*/true);
+  Dataset train = ann_labelled(net, calib);
+  CpuBackend cpu(2);
+  const CalibrationOptions o = options(4, 2, 64);
+  Network chosen = net;
+  const CalibrationReport r = make_calibrator("ftbc-auto")->calibrate(chosen, cpu, train, o);
+  const std::string scores = r.parameters.at("thresholds_held_out_score");
+  INFO("thresholds: " << r.parameters.at("thresholds") << "; held-out: " << scores);
+  // The least-error thresholds, computed here from the fit images alone (the calibration batches).
+  std::vector<int64_t> fit_idx;
+  for (const auto& b : calibration_batches(o, train.size())) fit_idx.insert(fit_idx.end(), b.begin(), b.end());
+  Dataset fit;
+  fit.images = gather_images(train, fit_idx);
+  fit.labels.assign(fit_idx.size(), 0);
+  fit.num_classes = train.num_classes;
+  Network least_error = net;
+  NormOptions no;
+  no.method = NormMethod::MinError;
+  no.timesteps = 4;
+  set_thresholds(least_error, cpu, fit, no);
+  // The report's two scores, and the choice follows the better one.
+  const auto number_after = [&](const std::string& key) { return std::stod(scores.substr(scores.find(key) + key.size())); };
+  const double converted = number_after("as converted "), fitted = number_after("least error for T=4 ");
+  REQUIRE(r.parameters.at("thresholds") == (fitted > converted ? "least error for T=4" : "as converted"));
+  REQUIRE(fitted > converted);  // max norm at T = 4 leaves the network nearly silent
+  for (int i : net.neuron_nodes()) {
+    INFO(net.layer(i).name());
+    REQUIRE(chosen.neuron(i).threshold() == least_error.neuron(i).threshold());
+    REQUIRE(chosen.neuron(i).threshold()[0] < net.neuron(i).threshold()[0]);
   }
 }
 

@@ -203,3 +203,66 @@ TEST_CASE("threshold calibration rejects unusable data", "[thresholds]") {
   CHECK(parse_norm_method("max") == NormMethod::Max);
   CHECK_THROWS_AS(parse_norm_method("median"), snn::Error);
 }
+
+namespace {
+// The T-step IF quantiser's squared error summed over values, written out directly.
+double quantisation_error(const std::vector<float>& xs, double theta, int64_t T, double v_init) {
+  double e = 0.0;
+  for (float x : xs) {
+    double n = std::floor(double(x) * double(T) / theta + v_init);
+    n = std::min(std::max(n, 0.0), double(T));
+    e += std::pow(double(x) - theta * n / double(T), 2);
+  }
+  return e;
+}
+}  // namespace
+
+TEST_CASE("least-error thresholds: as good as a fine brute-force scan, lower for fewer steps", "[thresholds]") {
+  std::mt19937 rng(7);
+  std::exponential_distribution<float> heavy(1.0f);  // a long tail, as ReLU activations have
+  std::vector<float> xs(20000);
+  for (float& x : xs) x = heavy(rng);
+  const float top = *std::max_element(xs.begin(), xs.end());
+  double previous = 0.0;
+  for (int64_t T : {1, 2, 4, 8, 32}) {
+    for (double v_init : {0.5, 0.0}) {
+      const double theta = min_error_threshold(xs, T, v_init);
+      REQUIRE(theta > 0.0);
+      REQUIRE(theta <= top);
+      double scan_best = 1e300;
+      for (int i = 1; i <= 4000; ++i) scan_best = std::min(scan_best, quantisation_error(xs, top * i / 4000.0, T, v_init));
+      INFO("T = " << T << ", v_init = " << v_init << ": theta " << theta);
+      CHECK(quantisation_error(xs, theta, T, v_init) <= scan_best * 1.002);
+      if (v_init == 0.5) {
+        CHECK(theta > previous);  // more steps: finer levels, so the clip can move up the tail
+        previous = theta;
+      }
+    }
+  }
+  // A constant activation is reproduced exactly at any T by θ equal to it.
+  const std::vector<float> constant(100, 0.75f);
+  CHECK(quantisation_error(constant, min_error_threshold(constant, 3, 0.5), 3, 0.5) < 1e-9);
+  CHECK_THROWS_AS(min_error_threshold({}, 4, 0.5), snn::Error);
+  CHECK_THROWS_AS(min_error_threshold(xs, 0, 0.5), snn::Error);
+}
+
+TEST_CASE("least-error thresholds set per layer from the ANN activations", "[thresholds]") {
+  std::mt19937 rng(42);
+  Network net = make_net(rng);
+  const Dataset data = make_data(60, rng);
+  CpuBackend cpu(1);
+  const int relu1 = net.find("relu1"), clip2 = net.find("clip2");
+  const auto pos1_double = positives(net, data, 60, relu1, false)[0];
+  const std::vector<float> pos1(pos1_double.begin(), pos1_double.end());
+  const float clip_before = net.neuron(clip2).threshold()[0];
+  NormOptions o;
+  o.method = NormMethod::MinError;
+  o.timesteps = 4;
+  const ThresholdReport r = set_thresholds(net, cpu, data, o);
+  CHECK(net.neuron(relu1).threshold()[0] == Approx(min_error_threshold(pos1, 4, 0.5)).epsilon(1e-6));
+  CHECK(net.neuron(clip2).threshold()[0] == clip_before);  // a clip's θ is the model's
+  CHECK_THAT(r.notes.at(0), Catch::Contains("error for T = 4"));
+  o.timesteps = 0;
+  CHECK_THROWS_WITH(set_thresholds(net, cpu, data, o), Catch::Contains("number of timesteps"));
+  CHECK(parse_norm_method("error") == NormMethod::MinError);
+}

@@ -25,6 +25,7 @@ struct ConvertArgs {
   std::string model, out, data;
   std::string norm = "percentile";
   double percentile = 99.99;
+  int64_t norm_timesteps = 0;
   bool channelwise = false;
   std::vector<float> mean, std;
   std::vector<int64_t> input_shape;
@@ -111,6 +112,9 @@ void run_convert(const ConvertArgs& a) {
   co.neuron.v_init = a.v_init;
   co.norm.method = parse_norm_method(a.norm);
   co.norm.percentile = a.percentile;
+  co.norm.timesteps = a.norm_timesteps;
+  if (co.norm.method == NormMethod::MinError && a.norm_timesteps < 1)
+    throw snn::Error("--norm error needs --norm-T (the number of timesteps the thresholds are chosen for)");
   co.norm.channelwise = a.channelwise;
   co.norm.batch_size = a.run.batch_size;
   co.norm.max_images = 0;  // the dataset is already limited
@@ -243,8 +247,12 @@ void register_convert(CLI::App& app) {
   cmd->add_option("--data", args->data,
                   "Calibration images for the thresholds and the faithfulness check: fashion-mnist:train, "
                   "IDX/CIFAR/HDF5 file (first 1000 images unless --limit)");
-  cmd->add_option("--norm", args->norm, "Threshold from the activations: max or percentile")
-      ->check(CLI::IsMember({"max", "percentile"}));
+  cmd->add_option("--norm", args->norm,
+                  "Threshold from the activations: max, percentile, or error (the least quantisation error over "
+                  "--norm-T steps)")
+      ->check(CLI::IsMember({"max", "percentile", "error"}));
+  cmd->add_option("--norm-T", args->norm_timesteps, "Timesteps the error-minimising thresholds are chosen for")
+      ->check(whole_in(1, 1 << 20));
   cmd->add_option("--percentile", args->percentile, "Percentile of the positive activations (default 99.99)")
       ->check(real_in(0.0, 100.0, true));
   cmd->add_flag("--channelwise", args->channelwise, "One threshold per channel instead of per layer");

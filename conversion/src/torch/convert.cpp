@@ -141,7 +141,9 @@ ConversionResult convert_torchscript(const std::string& model_path, const snn::D
                        " (e.g. fashion-mnist:train, or an IDX/CIFAR/HDF5 file of training images)");
     r.thresholds = set_thresholds(net, backend, *data, options.norm);
     const NormOptions& no = options.norm;
-    r.norm_text = (no.method == NormMethod::Max ? std::string("max") : "percentile " + fmt(no.percentile)) +
+    r.norm_text = (no.method == NormMethod::Percentile   ? "percentile " + fmt(no.percentile)
+                   : no.method == NormMethod::MinError ? "least error for T = " + std::to_string(no.timesteps)
+                                                       : std::string("max")) +
                   (no.channelwise ? ", per channel" : ", per layer") + ", " + std::to_string(r.thresholds.images) +
                   " images of " + options.data_label;
   }

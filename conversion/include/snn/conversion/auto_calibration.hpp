@@ -1,4 +1,12 @@
-// ftbc-auto: per step range, the best of the FTBC variants, chosen on held-out calibration images.
+// ftbc-auto: thresholds for T, then per step range the best of the FTBC variants, all chosen on
+// held-out calibration images.
+//
+// Thresholds first (networks with ReLU layers, whose θ came from data at conversion): a percentile
+// that suits T = 32 leaves a few coarse levels at T = 4 (ResNet example, held out: 80 % at T = 4 with
+// percentile 99.99, 88 % with 99). The candidates are the network's own thresholds and those of least
+// quantisation error for T (thresholds.hpp, "error", fitted on the fit images); ftbc-exact calibrates
+// each and the better mean held-out accuracy (each octave of t weighted alike) keeps its thresholds.
+// Clip/QCFS thresholds are part of the trained model and are kept.
 //
 // The variants trade places (fixed and paper lead at the first steps or at long runs, exact in between,
 // depending on the network), so this method builds the bias range by range, [1], [2], [3, 4], [5, 8],
@@ -7,7 +15,7 @@
 // candidate corrects the state those rows really leave), and the candidate with the best mean accuracy
 // over the range on the held-out images keeps its rows. Causality makes this sound: rows of later steps
 // cannot change the accuracy at earlier ones. Cost: about three calibrations for T plus a held-out sweep
-// per range and candidate.
+// per range and candidate, plus two ftbc-exact calibrations when there are ReLU thresholds to choose.
 //
 // The held-out images come from the calibration data, never from the evaluation set: they are the last
 // `holdout` images of the seeded shuffle whose first batches × batch_size images the candidates fit on

@@ -6,6 +6,12 @@
 // neurons at rest and would pull the percentile of a sparse layer towards 0. Layers whose activation
 // already has a threshold (clip(0,θ), QCFS) keep it.
 //
+// "error" (Li et al., ICML 2021, "A free lunch from ANN"): θ minimising the mean squared difference
+// between the ReLU's output and what an IF neuron of threshold θ starting at v_init·θ emits over
+// `timesteps` steps for the same constant input, θ/T·clamp(floor(x·T/θ + v_init), 0, T), over the
+// positive activations (zeros cost nothing for any θ). Low T favours a lower θ: finer steps near where
+// most activations are, at the price of clipping the tail.
+//
 // Why one ANN pass is enough: the ANN view of a ReLU neuron is relu(x) whatever its θ, so thresholds
 // set for earlier layers do not change the activations of later ones.
 //
@@ -25,13 +31,14 @@
 
 namespace snn::conversion {
 
-enum class NormMethod { Max, Percentile };
+enum class NormMethod { Max, Percentile, MinError };
 std::string to_string(NormMethod m);
-NormMethod parse_norm_method(const std::string& s);  // "max" | "percentile"
+NormMethod parse_norm_method(const std::string& s);  // "max" | "percentile" | "error"
 
 struct NormOptions {
   NormMethod method = NormMethod::Percentile;
   double percentile = 99.99;    // in (0, 100]; used by Percentile
+  int64_t timesteps = 0;        // used by MinError: the T the SNN will run for (>= 1)
   bool channelwise = false;     // one θ per channel instead of one per layer
   int64_t batch_size = 128;
   int64_t max_images = 1000;    // calibration images used from the dataset; 0 = all
@@ -61,6 +68,10 @@ bool needs_data_thresholds(const snn::Network& net);
 // Sets θ of every ReLU neuron layer from the ANN view on `data` (the first max_images images).
 ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
                                const NormOptions& opts);
+
+// The θ in (0, max(values)] minimising sum (x - q(x))² with q the T-step IF quantiser above (v_init a
+// fraction of θ). values: positive activations (at most ~2^18 are used, evenly spaced). Deterministic.
+double min_error_threshold(const std::vector<float>& values, int64_t timesteps, double v_init);
 
 // p-th percentile of values with linear interpolation between order statistics (numpy's default).
 // values is reordered. Throws on an empty input or p outside [0, 100].
