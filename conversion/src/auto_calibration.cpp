@@ -118,7 +118,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   const int64_t held = std::min(kHeldOut, data.size() - fit);
   require(held >= kMinHeldOut, "ftbc-auto: needs " + std::to_string(kMinHeldOut) + " held-out images besides the " +
                                    std::to_string(fit) + " it fits on, but '" + data.source + "' has " +
-                                   std::to_string(data.size()) + " (fewer --batches, or more calibration data)");
+                                   std::to_string(data.size()) + " (fewer --batches, more calibration data, or --method ftbc-exact)");
   const std::vector<int64_t> held_idx = held_out_indices(opts, data.size(), held);
   Dataset held_out;
   held_out.images = gather_images(data, held_idx);

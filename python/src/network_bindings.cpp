@@ -288,12 +288,13 @@ their mean over steps (recorded in the file).)doc")
       });
 #ifdef SNN_HAVE_CONVERSION
   m.attr("Network").cast<py::class_<Network>>()
-      .def("calibrate", &calibrate, py::arg("method") = "ftbc", py::arg("data") = "fashion-mnist:train",
+      .def("calibrate", &calibrate, py::arg("method") = "ftbc-auto", py::arg("data") = "fashion-mnist:train",
            py::arg("T") = 32, py::kw_only(), py::arg("alpha") = 0.5, py::arg("batches") = 3,
            py::arg("batch_size") = 128, py::arg("iters") = 1, py::arg("seed") = 0, py::arg("variant") = "fixed",
            py::arg("device") = "auto", py::arg("threads") = 0, py::arg("progress") = py::none(), R"doc(
-Calibrates the network in place for T steps (every t <= T is served) with `method`: 'ftbc' (Forward
-Temporal Bias Correction), 'ftbc-paper', 'light' or 'rts' (snnc.calibration_methods()). data: the
+Calibrates the network in place for T steps (every t <= T is served) with `method`: 'ftbc-auto' (the
+default: thresholds and Forward Temporal Bias Correction chosen on held-out calibration images, no
+tuning), 'ftbc', 'ftbc-paper', 'ftbc-exact', 'light' or 'rts' (snnc.calibration_methods()). data: the
 calibration images (training data, never the evaluation set). Returns a report dict. An interrupted
 or failed calibration leaves the network unchanged.)doc")
       .def("clear_calibration", [](Network& n) { snn::conversion::clear_calibration(n); },

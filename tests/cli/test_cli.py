@@ -71,7 +71,7 @@ def main():
 
     # calibrate + sweep --compare -> sweep.h5 -> notebook
     cal = os.path.join(a.work, "hand_built.ftbc.snn.h5")
-    run([snnc, "calibrate", model, "-o", cal, "--data", "fashion-mnist:train", "--T", "8", "--batches", "2",
+    run([snnc, "calibrate", model, "-o", cal, "--method", "ftbc", "--data", "fashion-mnist:train", "--T", "8", "--batches", "2",
          "--batch-size", "64", "--quiet"])
     ci = json.loads(run([snnc, "info", cal, "--json"]).stdout)
     check(ci["metadata"].get("calibration") == "ftbc" and ci["metadata"].get("calibration.T") == "8",
@@ -96,9 +96,10 @@ def main():
     # Calibration never reads the evaluation data: ftbc-auto (which makes choices on held-out images)
     # calibrated inside a sweep of the test set equals the same calibration run alone on training data.
     auto = os.path.join(a.work, "hand_built.auto.snn.h5")
-    run([snnc, "calibrate", model, "-o", auto, "--method", "ftbc-auto", "--data", "fashion-mnist:train", "--T", "4",
+    run([snnc, "calibrate", model, "-o", auto, "--data", "fashion-mnist:train", "--T", "4",
          "--batches", "2", "--batch-size", "64", "--quiet"])
     ai = json.loads(run([snnc, "info", auto, "--json"]).stdout)["metadata"]
+    check(ai.get("calibration") == "ftbc-auto", "calibrate's default method is ftbc-auto (no tuning flags)")
     check("held out" in ai.get("calibration.images_used", "") and "train" in ai.get("calibration.images_used", ""),
           "ftbc-auto records which training images it fitted on and held out")
     alone = json.loads(run([snnc, "sweep", auto, "--data", "fashion-mnist:test", "--T", "4", "--limit", "300",

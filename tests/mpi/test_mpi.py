@@ -89,7 +89,8 @@ def main():
         check(strip_times(evals[n]) == strip_times(evals[1]), f"eval of {n} processes == 1 process")
 
     # --- calibrate: the biases of 1, 2 (and 3) processes --------------------------------------------------
-    for method, ns in (("ftbc", (1, 2, 3)), ("ftbc-paper", (1, 2)), ("ftbc-exact", (1, 2)), ("light", (1, 2))):
+    for method, ns in (("ftbc", (1, 2, 3)), ("ftbc-paper", (1, 2)), ("ftbc-exact", (1, 2)), ("light", (1, 2)),
+                       ("ftbc-auto", (1, 2))):  # auto: thresholds from an ANN pass on every process, held-out sweeps
         for n in ns:
             run(mpi(n, "calibrate", model, "-o", w(f"{method}{n}.snn.h5"), "--method", method, "--T", "4",
                     "--batches", "2", "--batch-size", "48", "--threads", "1", "-q"))

@@ -188,7 +188,7 @@ def main():
     p = run([snnc, "export", w("subtract.snn.h5"), "-o", bad], expect_ok=False)
     check(p.returncode == 1 and "act1" in p.stderr and "--reset zero" in p.stderr and not os.path.exists(bad),
           "reset by subtraction is refused, naming the layer and --reset zero")
-    run([snnc, "calibrate", model, "-o", w("ftbc.snn.h5"), "--T", "4", "--batches", "1", "--batch-size", "32", "-q"])
+    run([snnc, "calibrate", model, "-o", w("ftbc.snn.h5"), "--method", "ftbc", "--T", "4", "--batches", "1", "--batch-size", "32", "-q"])
     p = run([snnc, "export", w("ftbc.snn.h5"), "-o", bad], expect_ok=False)
     check(p.returncode == 1 and "calibration biases" in p.stderr and "--mean-bias" in p.stderr and not os.path.exists(bad),
           "per-step calibration biases are refused unless --mean-bias")

@@ -1,4 +1,4 @@
-// snnc calibrate IN.snn.h5 -o OUT.snn.h5 --data DATA --T N [--method ftbc] ...: writes calibration
+// snnc calibrate IN.snn.h5 -o OUT.snn.h5 --data DATA --T N [--method ftbc-auto] ...: writes calibration
 // biases (and their provenance) into a copy of the model.
 #include <cstdio>
 
@@ -16,7 +16,7 @@ namespace snnc {
 #ifdef SNN_HAVE_CONVERSION
 namespace {
 struct CalibrateArgs {
-  std::string model, out, data = "fashion-mnist:train", method = "ftbc";
+  std::string model, out, data = "fashion-mnist:train", method = "ftbc-auto";
   snn::conversion::CalibrationOptions opts;
   RunOptions run;
 };
@@ -78,7 +78,7 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("-o,--out", a->out, "Output model file")->required();
   cmd->add_option("--data", a->data, "Calibration images (training set)")->capture_default_str();
   cmd->add_option("--T", a->opts.timesteps, "Timesteps to calibrate for (serves every t <= T)")->required()->check(whole_in(1, kMaxTimesteps));
-  cmd->add_option("--method", a->method, "ftbc, ftbc-paper, ftbc-exact, ftbc-auto, light or rts")->capture_default_str();
+  cmd->add_option("--method", a->method, "ftbc-auto (the default: no tuning), ftbc, ftbc-paper, ftbc-exact, light or rts")->capture_default_str();
   cmd->add_option("--alpha", a->opts.alpha, "FTBC step size")->capture_default_str()->check(real_in(0, 1e6, true));
   cmd->add_option("--batches", a->opts.batches, "Calibration batches")->capture_default_str()->check(whole_in(1, 1 << 20));
   cmd->add_option("--iters", a->opts.iters, "Passes over the batches")->capture_default_str()->check(whole_in(1, 1 << 20));
