@@ -54,13 +54,7 @@ std::string format_score(const std::string& name, double score) {
 std::string choose_thresholds(Network& net, Backend& backend, const Dataset& data, const Dataset& held_out,
                               const CalibrationOptions& opts, std::string* scores) {
   if (!needs_data_thresholds(net)) return "from the model (no ReLU layers)";
-  std::vector<int64_t> fit_idx;
-  for (const auto& b : calibration_batches(opts, data.size())) fit_idx.insert(fit_idx.end(), b.begin(), b.end());
-  Dataset fit;
-  fit.images = gather_images(data, fit_idx);
-  fit.labels.assign(fit_idx.size(), 0);
-  fit.num_classes = data.num_classes;
-  fit.source = data.source + " (fit images)";
+  const Dataset fit = dataset_subset(data, calibration_indices(opts, data.size()), "fit images");
 
   Network least_error = net;
   NormOptions no;
@@ -119,12 +113,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   require(held >= kMinHeldOut, "ftbc-auto: needs " + std::to_string(kMinHeldOut) + " held-out images besides the " +
                                    std::to_string(fit) + " it fits on, but '" + data.source + "' has " +
                                    std::to_string(data.size()) + " (fewer --batches, more calibration data, or --method ftbc-exact)");
-  const std::vector<int64_t> held_idx = held_out_indices(opts, data.size(), held);
-  Dataset held_out;
-  held_out.images = gather_images(data, held_idx);
-  for (int64_t i : held_idx) held_out.labels.push_back(data.labels[size_t(i)]);
-  held_out.num_classes = data.num_classes;
-  held_out.source = data.source + " (held out)";
+  const Dataset held_out = dataset_subset(data, held_out_indices(opts, data.size(), held), "held out");
 
   // First the thresholds of ReLU layers (they shape every step), then the biases.
   std::string threshold_scores;

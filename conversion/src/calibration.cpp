@@ -96,6 +96,21 @@ Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices) {
   return out;
 }
 
+Dataset dataset_subset(const Dataset& data, const std::vector<int64_t>& indices, const std::string& part) {
+  Dataset d;
+  d.images = gather_images(data, indices);
+  for (int64_t i : indices) d.labels.push_back(data.labels.empty() ? 0 : data.labels[size_t(i)]);
+  d.num_classes = data.num_classes;
+  d.source = data.source + " (" + part + ")";
+  return d;
+}
+
+std::vector<int64_t> calibration_indices(const CalibrationOptions& opts, int64_t dataset_size) {
+  std::vector<int64_t> all;
+  for (const auto& b : calibration_batches(opts, dataset_size)) all.insert(all.end(), b.begin(), b.end());
+  return all;
+}
+
 std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Share& share) {
   return std::vector<int64_t>(batch.begin() + share.first, batch.begin() + share.last);
 }

@@ -204,10 +204,7 @@ TEST_CASE("ftbc-auto: chooses on the held-out images; at step 1 no candidate alo
   // Evaluated on those held-out images, the assembled bias is at least as good at every range's end
   // step as each candidate alone (the greedy choice keeps earlier steps; ties go to the first).
   const auto held = held_out_indices(o, train.size(), 400 - 2 * 64);
-  Dataset h;
-  h.images = gather_images(train, held);
-  for (int64_t i : held) h.labels.push_back(train.labels[size_t(i)]);
-  h.num_classes = train.num_classes;
+  const Dataset h = dataset_subset(train, held, "held out");
   SweepOptions so;
   so.sim.timesteps = 8;
   so.with_ann = false;
@@ -239,12 +236,7 @@ TEST_CASE("ftbc-auto: ReLU thresholds for T chosen on the held-out images", "[ft
   const std::string scores = r.parameters.at("thresholds_held_out_score");
   INFO("thresholds: " << r.parameters.at("thresholds") << "; held-out: " << scores);
   // The least-error thresholds, computed here from the fit images alone (the calibration batches).
-  std::vector<int64_t> fit_idx;
-  for (const auto& b : calibration_batches(o, train.size())) fit_idx.insert(fit_idx.end(), b.begin(), b.end());
-  Dataset fit;
-  fit.images = gather_images(train, fit_idx);
-  fit.labels.assign(fit_idx.size(), 0);
-  fit.num_classes = train.num_classes;
+  const Dataset fit = dataset_subset(train, calibration_indices(o, train.size()), "fit");
   Network least_error = net;
   NormOptions no;
   no.method = NormMethod::MinError;

@@ -68,6 +68,10 @@ std::vector<int64_t> calibration_order(const CalibrationOptions& opts, int64_t d
 // The calibration images: batches × batch_size distinct images, the first of calibration_order.
 std::vector<std::vector<int64_t>> calibration_batches(const CalibrationOptions& opts, int64_t dataset_size);
 Tensor gather_images(const Dataset& data, const std::vector<int64_t>& indices);
+// The images (and labels) at `indices` as a dataset of their own; its source names `part`.
+Dataset dataset_subset(const Dataset& data, const std::vector<int64_t>& indices, const std::string& part);
+// Every calibration image, the batches of calibration_batches one after the other.
+std::vector<int64_t> calibration_indices(const CalibrationOptions& opts, int64_t dataset_size);
 // The indices of a process's share of a batch (data-parallel calibration).
 std::vector<int64_t> share_of_batch(const std::vector<int64_t>& batch, const Share& share);
 // The options every data-driven method records in its report: T, alpha, batches, batch_size, iters,
