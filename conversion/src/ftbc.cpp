@@ -76,11 +76,11 @@ class FtbcProbe : public NeuronProbe {
   // batches' solutions; the state carried on is the one it produces.
   void solve_step(NeuronLayerAccess& layer, int64_t t, float* b, const std::vector<double>& a_mean) {
     const int64_t C = layer.channels(), positions = layer.positions();
-    const std::vector<float>& theta = net_.neuron(layer.node()).threshold();
+    const NeuronLayer& neurons = net_.neuron(layer.node());
     const size_t n = static_cast<size_t>(C);
     std::vector<float> lo(n), hi(n), width(n);
     for (size_t c = 0; c < n; ++c) {
-      width[c] = theta.size() == 1 ? theta[0] : theta[c];
+      width[c] = neurons.spike_threshold(int64_t(c));
       lo[c] = b[c] - width[c];
       hi[c] = b[c] + width[c];
     }

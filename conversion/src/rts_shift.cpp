@@ -14,7 +14,8 @@ CalibrationReport RtsShiftCalibrator::calibrate(Network& net, Backend&, const Da
     Tensor bias({T, C});
     for (int64_t t = 0; t < T; ++t)
       for (int64_t c = 0; c < C; ++c)
-        bias[t * C + c] = -layer.theta(c) / float(2 * T) + (t == 0 ? layer.config().v_init * layer.theta(c) : 0.0f);
+        bias[t * C + c] = -layer.spike_threshold(c) / float(2 * T) +
+                          (t == 0 ? layer.config().v_init * layer.spike_threshold(c) : 0.0f);
     layer.set_bias(std::move(bias));
   }
   CalibrationReport r;

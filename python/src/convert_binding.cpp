@@ -14,7 +14,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
                           const std::vector<float>& mean, const std::vector<float>& std,
                           const std::vector<int64_t>& input_shape, const std::string& norm, double percentile,
                           bool channelwise, const std::string& neuron, float beta, const std::string& reset,
-                          float v_init, bool check, double check_tolerance, double check_moved, int64_t check_images,
+                          float v_init, const std::string& spikes, bool check, double check_tolerance, double check_moved, int64_t check_images,
                           int64_t batch_size, const std::string& device, int threads, const py::object& progress) {
   namespace conv = snn::conversion;
   if (batch_size <= 0) throw py::value_error("batch_size must be positive, got " + std::to_string(batch_size));
@@ -25,6 +25,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
   o.neuron.beta = beta;
   o.neuron.reset = snn::parse_reset(reset);
   o.neuron.v_init = v_init;
+  o.neuron.spikes = snn::parse_spikes(spikes);
   o.norm.method = conv::parse_norm_method(norm);
   o.norm.percentile = percentile;
   o.norm.channelwise = channelwise;
@@ -54,7 +55,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
 void bind_convert(py::module_& m) {
   m.def("_convert_file", &convert_file, py::arg("path"), py::arg("data"), py::arg("limit"), py::arg("mean"),
         py::arg("std"), py::arg("input_shape"), py::arg("norm"), py::arg("percentile"), py::arg("channelwise"),
-        py::arg("neuron"), py::arg("beta"), py::arg("reset"), py::arg("v_init"), py::arg("check"),
+        py::arg("neuron"), py::arg("beta"), py::arg("reset"), py::arg("v_init"), py::arg("spikes"), py::arg("check"),
         py::arg("check_tolerance"), py::arg("check_moved"), py::arg("check_images"), py::arg("batch_size"),
         py::arg("device"), py::arg("threads"), py::arg("progress"),
         "The C++ side of snnc.convert (use that): converts a TorchScript file.");

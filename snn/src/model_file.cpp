@@ -151,11 +151,17 @@ void write_layer(H5::Group& layers, int index, const std::vector<int>& inputs, c
 
 }  // namespace
 
+int required_format_version(const Network& net) {
+  for (int i : net.neuron_nodes())
+    if (net.neuron(i).config().spikes == Spikes::Signed) return 3;
+  return 2;
+}
+
 void save_network(const Network& net, const std::string& path) {
   net.validate();
   h5::write_atomically(path, [&](H5::H5File& file) {
     h5::write_attr(file, "format", std::string(kFormat));
-    h5::write_attr(file, "format_version", int64_t(kModelFormatVersion));
+    h5::write_attr(file, "format_version", int64_t(required_format_version(net)));
     h5::write_attr(file, "snnc_version", std::string(snnc_version()));
     h5::write_attr(file, "input_shape", net.input_shape());
     h5::write_attr(file, "layer_count", int64_t(net.size()));

@@ -222,6 +222,8 @@ class Exporter {
   void add_neuron(int i, const std::string& name) {
     const NeuronLayer& n = net_.neuron(i);
     const NeuronConfig& cfg = n.config();
+    require(cfg.spikes == Spikes::Binary, where(net_, i) + " sends signed spikes (−θ, 0, θ); NIR's IF and LIF neurons "
+                                                           "spike 0 or 1. Convert with --spikes binary to export it");
     require(cfg.reset == Reset::Zero,
             where(net_, i) + " resets by subtraction; NIR's IF and LIF reset to v_reset. Convert with --reset zero "
                              "to export it");

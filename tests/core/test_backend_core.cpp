@@ -109,11 +109,11 @@ TEST_CASE("neuron core: compile-time and run-time steps agree; bias lookup rules
       cfg.model = model ? NeuronModel::LIF : NeuronModel::IF;
       cfg.reset = reset ? Reset::Zero : Reset::Subtract;
       cfg.beta = 0.9f;
-      float v1 = 0.4f, v2 = 0.4f;
+      float v1 = 0.4f, v2 = 0.4f, count = 0.0f;
       int spikes = 0;
       for (int t = 0; t < 200; ++t) {
         const float x = nd(rng), b = 0.1f * nd(rng);
-        const float s1 = neuron::step(v1, x, b, 1.0f, cfg);
+        const float s1 = neuron::step(v1, count, x, b, 1.0f, cfg);
         float s2 = -1.0f;
         neuron::dispatch(cfg, [&](auto leaky, auto zero) {
           s2 = neuron::step<decltype(leaky)::value, decltype(zero)::value>(v2, x, b, 1.0f, cfg.beta);

@@ -193,8 +193,8 @@ TEST_CASE("model file round trip of the version-2 layers is bit-identical", "[mo
   const Network net = version2_network();
   const std::string path = snn_test::temp_path("v2.snn.h5");
   save_network(net, path);
-  REQUIRE(file_version(path) == kModelFormatVersion);
-  REQUIRE(kModelFormatVersion == 2);
+  REQUIRE(file_version(path) == 2);  // binary neurons only: still readable by version-2 readers
+  REQUIRE(kModelFormatVersion == 3);
   const Network back = load_network(path);
   require_same_records(net, back);
   const auto& up = static_cast<const UpsampleNearest&>(back.layer(back.find("up")));
@@ -238,8 +238,8 @@ TEST_CASE("a version-1 model file still loads, with PyTorch's pooling defaults",
   const Network back = load_network(path);
   require_same_records(net, back);
   SECTION("a future version is refused, naming both") {
-    set_file_version(path, 3);
-    REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("version 3") && Catch::Contains("versions 1 to 2"));
+    set_file_version(path, 4);
+    REQUIRE_THROWS_WITH(load_network(path), Catch::Contains("version 4") && Catch::Contains("versions 1 to 3"));
   }
   SECTION("version 0 is refused") {
     set_file_version(path, 0);
@@ -379,4 +379,30 @@ TEST_CASE("model files carry checksums: damage and edits are refused, naming the
                                                    Catch::Contains("fc"));
     REQUIRE_FALSE(fs::exists(out));
   }
+}
+
+TEST_CASE("signed neurons round-trip and raise the file's format version to 3", "[model_file]") {
+  std::mt19937 rng(23);
+  Network net = snn_test::small_cnn(rng, SourceActivation::QCFS, 4);
+  const std::string plain = snn_test::temp_path("binary_v2.snn.h5"), path = snn_test::temp_path("signed_v3.snn.h5");
+  save_network(net, plain);
+  REQUIRE(file_version(plain) == 2);
+  for (int i : net.neuron_nodes()) {
+    NeuronConfig cfg = net.neuron(i).config();
+    cfg.spikes = Spikes::Signed;
+    cfg.max_spikes = 4.0f;
+    cfg.threshold_scale = 2.5f;
+    net.neuron(i).set_config(cfg);
+  }
+  save_network(net, path);
+  REQUIRE(file_version(path) == 3);
+  const Network back = load_network(path);
+  require_same_records(net, back);
+  for (int i : back.neuron_nodes()) {
+    REQUIRE(back.neuron(i).config().spikes == Spikes::Signed);
+    REQUIRE(back.neuron(i).config().max_spikes == 4.0f);
+    REQUIRE(back.neuron(i).config().threshold_scale == 2.5f);
+  }
+  std::remove(plain.c_str());
+  std::remove(path.c_str());
 }

@@ -114,3 +114,68 @@ TEST_CASE("invalid neuron parameters are rejected with the layer named", "[neuro
   NeuronLayer n("n", 3, {1.0f});
   REQUIRE_THROWS_WITH(n.set_bias(Tensor({4, 2})), Catch::Contains("[T, 3]"));
 }
+
+namespace {
+NeuronLayer signed_neuron(float max_spikes = NeuronConfig::kNoSpikeCap, float scale = 1.0f) {
+  NeuronConfig cfg;
+  cfg.spikes = Spikes::Signed;
+  cfg.max_spikes = max_spikes;
+  cfg.threshold_scale = scale;
+  return NeuronLayer("s", 1, {1.0f}, SourceActivation::Clip, 0, cfg);
+}
+}  // namespace
+
+TEST_CASE("signed neuron takes back a spike its later input does not warrant", "[neuron]") {
+  // v: 0.5+1.2 = 1.7 fire (n 1) -> 0.7; -0.2 < 0 with n = 1: −1 (n 0) -> 0.8; 0.3; 0.3 (n = 0: no more).
+  REQUIRE(run(signed_neuron(), {1.2f, -0.9f, -0.5f, 0.0f}) == std::vector<float>{1, -1, 0, 0});
+  // A binary neuron keeps the early spike: net output 1 for a summed input of −0.2.
+  REQUIRE(run(NeuronLayer("b", 1, {1.0f}), {1.2f, -0.9f, -0.5f, 0.0f}) == std::vector<float>{1, 0, 0, 0});
+}
+
+TEST_CASE("signed neuron's net count is the rounded ReLU of its summed input at every step", "[neuron]") {
+  // Dyadic inputs in (−θ, θ): every float sum is exact, and one spike per step can always keep up.
+  std::mt19937 rng(71);
+  std::uniform_int_distribution<int> level(-60, 60);
+  for (float cap : {NeuronConfig::kNoSpikeCap, 5.0f}) {
+    std::vector<float> x(200);
+    for (auto& v : x) v = float(level(rng)) / 64.0f;
+    const std::vector<float> s = run(signed_neuron(cap), x);
+    double sum = 0.0, n = 0.0;
+    int negative = 0;
+    for (size_t t = 0; t < x.size(); ++t) {
+      sum += x[t];
+      n += s[t];
+      negative += s[t] < 0;
+      const double expected = std::min(double(cap), std::max(0.0, std::floor(sum + 0.5)));
+      INFO("cap " << cap << ", step " << t + 1 << ", summed input " << sum);
+      REQUIRE(n == expected);
+    }
+    REQUIRE(negative > 5);
+  }
+}
+
+TEST_CASE("a signed neuron's threshold scale sets its SNN threshold and spike, not its ANN view", "[neuron]") {
+  const NeuronLayer n = signed_neuron(2.0f, 4.0f);
+  REQUIRE(n.spike_threshold(0) == 4.0f);
+  REQUIRE(n.activate(3.0f, 0) == 1.0f);  // the ANN view clips at θ = 1, not at 4
+  // v0 = 2: 2+2.5 = 4.5 fire 4 (n 1) -> 0.5; 3 -> 3.5 <4; 4 -> 7.5 fire (n 2) -> 3.5; 8 -> 11.5, capped.
+  REQUIRE(run(n, {2.5f, 3.0f, 4.0f, 8.0f}) == std::vector<float>{4, 0, 4, 0});
+}
+
+TEST_CASE("invalid signed-spike settings are refused with the layer named", "[neuron]") {
+  NeuronConfig cfg;
+  cfg.spikes = Spikes::Signed;
+  cfg.reset = Reset::Zero;
+  REQUIRE_THROWS_WITH(NeuronLayer("act9", 1, {1.0f}, SourceActivation::ReLU, 0, cfg),
+                      Catch::Contains("act9") && Catch::Contains("reset by subtraction"));
+  NeuronConfig cap;
+  cap.max_spikes = 4.0f;  // binary
+  REQUIRE_THROWS_WITH(NeuronLayer("a", 1, {1.0f}, SourceActivation::ReLU, 0, cap), Catch::Contains("signed"));
+  cap.spikes = Spikes::Signed;
+  cap.max_spikes = 2.5f;
+  REQUIRE_THROWS_WITH(NeuronLayer("a", 1, {1.0f}, SourceActivation::ReLU, 0, cap), Catch::Contains("whole number"));
+  NeuronConfig scale;
+  scale.threshold_scale = 2.0f;  // binary
+  REQUIRE_THROWS_WITH(NeuronLayer("a", 1, {1.0f}, SourceActivation::ReLU, 0, scale), Catch::Contains("signed"));
+  REQUIRE_THROWS_WITH(parse_spikes("ternary"), Catch::Contains("binary or signed"));
+}

@@ -48,6 +48,26 @@ __global__ void neuron_chunk_kernel(const float* __restrict__ x, float* __restri
   }
 }
 
+// Signed neurons (neuron_core.hpp): the same, with each neuron's net spike count n in a second register.
+template <bool kLeaky>
+__global__ void signed_neuron_chunk_kernel(const float* __restrict__ x, float* __restrict__ s, float* __restrict__ v,
+                                           float* __restrict__ count, const float* __restrict__ theta,
+                                           const float* __restrict__ bias, int64_t bias_steps, bool bias_constant,
+                                           int64_t t0, int64_t steps, int64_t per_step, int64_t C, int64_t inner,
+                                           float beta, float cap) {
+  SNN_GRID_LOOP(n, per_step) {
+    const int64_t c = (n / inner) % C;
+    const float th = theta[c];
+    float vn = v[n], cn = count[n];
+    for (int64_t t = 0; t < steps; ++t) {
+      const float b = neuron::temporal_bias(bias, bias_steps, bias_constant, t0 + t, C, c);
+      s[t * per_step + n] = neuron::signed_step<kLeaky>(vn, cn, x[t * per_step + n], b, th, beta, cap);
+    }
+    v[n] = vn;
+    count[n] = cn;
+  }
+}
+
 __global__ void activation_kernel(const float* __restrict__ x, float* __restrict__ out, int64_t n, int64_t C,
                                   int64_t inner, const float* __restrict__ theta, SourceActivation act, int levels) {
   SNN_GRID_LOOP(i, n) out[i] = neuron::activation(x[i], act, theta[(i / inner) % C], levels);
@@ -55,16 +75,20 @@ __global__ void activation_kernel(const float* __restrict__ x, float* __restrict
 
 // One replayed step: spikes to s; the membrane is stored only when committing. With `ann`, the membrane
 // is then nudged by −nudge·(s − a) (CPU: v -= nudge * (s - a), same rounding).
-__global__ void replay_kernel(const float* __restrict__ x, float* __restrict__ v, float* __restrict__ s,
-                              const float* __restrict__ theta, const float* __restrict__ bias_row, int64_t n, int64_t C,
-                              int64_t inner, NeuronConfig cfg, bool commit, float nudge,
-                              const float* __restrict__ ann) {
+// count: the signed neurons' net spike counts (null for binary neurons).
+__global__ void replay_kernel(const float* __restrict__ x, float* __restrict__ v, float* __restrict__ count,
+                              float* __restrict__ s, const float* __restrict__ theta,
+                              const float* __restrict__ bias_row, int64_t n, int64_t C, int64_t inner, NeuronConfig cfg,
+                              bool commit, float nudge, const float* __restrict__ ann) {
   SNN_GRID_LOOP(i, n) {
     const int64_t c = (i / inner) % C;
-    float vn = v[i];
-    const float sp = neuron::step(vn, x[i], bias_row[c], theta[c], cfg);
+    float vn = v[i], cn = count ? count[i] : 0.0f;
+    const float sp = neuron::step(vn, cn, x[i], bias_row[c], theta[c], cfg);
     if (ann) vn = neuron::sub(vn, neuron::mul(nudge, neuron::sub(sp, ann[i])));
-    if (commit) v[i] = vn;
+    if (commit) {
+      v[i] = vn;
+      if (count) count[i] = cn;
+    }
     s[i] = sp;
   }
 }
@@ -80,9 +104,13 @@ NeuronKernel::NeuronKernel(const NeuronLayer& layer, const Shape& input, Context
     : layer_(layer), context_(context), where_(where(layer)), inner_(numel_of(input) / layer.channels()) {
   require(!input.empty() && input[0] == layer.channels(),
           where_ + ": input " + to_string(input) + " does not have " + std::to_string(layer.channels()) + " channels");
-  std::vector<float> theta(size_t(layer.channels()));
-  for (int64_t c = 0; c < layer.channels(); ++c) theta[size_t(c)] = layer.theta(c);
+  std::vector<float> theta(size_t(layer.channels())), spike_theta(theta.size());
+  for (int64_t c = 0; c < layer.channels(); ++c) {
+    theta[size_t(c)] = layer.theta(c);
+    spike_theta[size_t(c)] = layer.spike_threshold(c);
+  }
   theta_.upload(theta);
+  spike_theta_.upload(spike_theta);
   set_bias(layer.bias(), layer.bias_constant());
 }
 
@@ -112,9 +140,13 @@ std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
   const int64_t C = layer_.channels(), n = batch * C * inner_;
   st->v.resize({batch, C * inner_});
   if (n > 0) {
-    fill_membrane_kernel<<<blocks_for(n), kThreads>>>(st->v.data(), n, C, inner_, theta_.data(),
+    fill_membrane_kernel<<<blocks_for(n), kThreads>>>(st->v.data(), n, C, inner_, spike_theta_.data(),
                                                       layer_.config().v_init);
     check_launch("fill_membrane_kernel", where_);
+  }
+  if (layer_.config().spikes == Spikes::Signed) {
+    st->count.resize({batch, C * inner_});
+    if (n > 0) SNN_CUDA_CHECK(cudaMemset(st->count.data(), 0, size_t(n) * sizeof(float)), where_);  // 0.0f is all-zero bits
   }
   return st;
 }
@@ -133,9 +165,22 @@ void NeuronKernel::forward_snn(const std::vector<const DeviceTensor*>& inputs, D
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
   const float beta = layer_.config().beta;
   const bool constant = bias_constant_;
+  if (layer_.config().spikes == Spikes::Signed) {
+    require(st->count.numel() == per_step, where_ + ": no spike counts in the signed neurons' state");
+    if (layer_.config().model == NeuronModel::LIF)
+      signed_neuron_chunk_kernel<true><<<blocks_for(per_step), kThreads>>>(
+          x.data(), out.data(), st->v.data(), st->count.data(), spike_theta_.data(), bias, bias_steps, constant, chunk.t0,
+          chunk.steps, per_step, C, inner_, beta, layer_.config().max_spikes);
+    else
+      signed_neuron_chunk_kernel<false><<<blocks_for(per_step), kThreads>>>(
+          x.data(), out.data(), st->v.data(), st->count.data(), spike_theta_.data(), bias, bias_steps, constant, chunk.t0,
+          chunk.steps, per_step, C, inner_, beta, layer_.config().max_spikes);
+    check_launch("signed_neuron_chunk_kernel", where_);
+    return;
+  }
   neuron::dispatch(layer_.config(), [&](auto leaky, auto zero) {
     neuron_chunk_kernel<decltype(leaky)::value, decltype(zero)::value>
-        <<<blocks_for(per_step), kThreads>>>(x.data(), out.data(), st->v.data(), theta_.data(), bias, bias_steps,
+        <<<blocks_for(per_step), kThreads>>>(x.data(), out.data(), st->v.data(), spike_theta_.data(), bias, bias_steps,
                                              constant, chunk.t0, chunk.steps, per_step, C, inner_, beta);
   });
   check_launch("neuron_chunk_kernel", where_);
@@ -155,7 +200,10 @@ void NeuronKernel::replay_step(const DeviceTensor& x, const StepChunk& chunk, in
   st->row.upload(bias);
   st->spikes.resize({B, C * inner_});
   if (n > 0) {
-    replay_kernel<<<blocks_for(n), kThreads>>>(x.data() + t * n, st->v.data(), st->spikes.data(), theta_.data(),
+    float* count = st->count.numel() == n ? st->count.data() : nullptr;
+    require(count != nullptr || layer_.config().spikes == Spikes::Binary,
+            where_ + ": no spike counts in the signed neurons' state");
+    replay_kernel<<<blocks_for(n), kThreads>>>(x.data() + t * n, st->v.data(), count, st->spikes.data(), spike_theta_.data(),
                                                st->row.data(), n, C, inner_, layer_.config(), commit, nudge,
                                                nudge != 0.0f ? ann->data() : nullptr);
     check_launch("replay_kernel", where_);

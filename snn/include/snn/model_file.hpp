@@ -16,8 +16,13 @@ namespace snn {
 // Version 2 added channel_gather, upsample_nearest, channel_affine, adaptive_avgpool2d and the pooling
 // attributes ceil_mode / count_include_pad (a version-1 reader would misread them). A version-1 file is
 // a valid version-2 file: load_network reads both and writes 2.
-constexpr int kModelFormatVersion = 2;
+// Version 3 added signed spikes (a neuron string attribute "spikes"): a network with signed neurons is
+// written as version 3, so a version-2 reader refuses it instead of running binary neurons; every
+// other network is still written as version 2.
+constexpr int kModelFormatVersion = 3;
 constexpr int kOldestModelFormatVersion = 1;
+// The version save_network writes for net: the oldest that can hold it.
+int required_format_version(const Network& net);
 
 void save_network(const Network& net, const std::string& path);
 Network load_network(const std::string& path);

@@ -4,6 +4,16 @@
 // with v starting at v_init·θ and b[t][c] the layer's temporal bias (0 beyond its rows, unless it is
 // one row constant over time). The ANN view of the same neuron is its source activation.
 //
+// Signed spikes (reset by subtraction only): a neuron that has fired more than its input now warrants
+// sends a negative spike instead of keeping the excess, s = −θ when v < 0 and its net spike count n > 0
+// (n counts +1 per positive, −1 per negative spike). Its net output then tracks the ReLU of its summed
+// input, n·θ ≈ θ·round(Σx/θ) (for v_init = ½), at every step instead of only in the mean: the error of
+// uneven inputs (early excitation, later inhibition) is taken back. A QCFS network with L levels run
+// for T = L steps is then the CNN itself (Fast-SNN, Hu et al. TPAMI 2023; signed neurons, Wang et al.
+// IJCAI 2022). The state is (v, n). A signed neuron may also cap its net count (max_spikes): with
+// θ' = θ·T/L and a cap of L, T ≥ L steps carry exactly the CNN's L QCFS levels (n ≈ clamp(round(Σx/θ'),
+// 0, L)), so a QCFS network is reproduced at t = T for any T ≥ L (calibration method "levels").
+//
 // Rounding is pinned so host and device agree bit for bit: no fused multiply-add (the host build uses
 // -ffp-contract=off; the device path uses the explicitly rounded intrinsics).
 #pragma once
@@ -21,19 +31,29 @@ enum class Reset { Subtract, Zero };
 // What the neuron stands for in the ANN view.
 enum class SourceActivation { ReLU, Clip, QCFS };
 
+// Binary spikes are 0 or θ; signed spikes are −θ, 0 or θ (see above).
+enum class Spikes { Binary, Signed };
+
 struct NeuronConfig {
   NeuronModel model = NeuronModel::IF;
   float beta = 1.0f;  // LIF leak factor; ignored for IF
   Reset reset = Reset::Subtract;
   float v_init = 0.5f;  // initial membrane potential as a fraction of θ
+  Spikes spikes = Spikes::Binary;
+  float max_spikes = kNoSpikeCap;  // signed neurons: the largest net spike count (a whole number), or none
+  // Signed neurons: the SNN's threshold (and spike) is θ·threshold_scale, while the ANN view keeps θ.
+  float threshold_scale = 1.0f;
+  static constexpr float kNoSpikeCap = 3.0e38f;
 };
 
 std::string to_string(NeuronModel m);
 std::string to_string(Reset r);
 std::string to_string(SourceActivation a);
+std::string to_string(Spikes s);
 NeuronModel parse_neuron_model(const std::string& s);     // "if" | "lif"
 Reset parse_reset(const std::string& s);                  // "subtract" | "zero"
 SourceActivation parse_activation(const std::string& s);  // "relu" | "clip" | "qcfs"
+Spikes parse_spikes(const std::string& s);                // "binary" | "signed"
 
 namespace neuron {
 
@@ -80,9 +100,32 @@ SNN_HD float step(float& v, float x, float bias, float theta, float beta) {
   return s;
 }
 
-// The same step with the model chosen at run time (references, calibration replays).
-SNN_HD float step(float& v, float x, float bias, float theta, const NeuronConfig& cfg) {
+// One timestep of a signed neuron (reset by subtraction): returns −θ, 0 or θ; v and the net spike
+// count n (a whole number held in a float: exact below 2^24) are updated in place. At the cap a
+// neuron keeps its excess in v instead of firing (the CNN's clip at θ).
+template <bool kLeaky>
+SNN_HD float signed_step(float& v, float& n, float x, float bias, float theta, float beta, float max_spikes) {
+  float vi = kLeaky ? mul(beta, v) : v;
+  vi = add(vi, sub(x, bias));
+  float s = 0.0f;
+  if (vi >= theta && n < max_spikes) {
+    s = theta;
+    n = add(n, 1.0f);
+  } else if (vi < 0.0f && n > 0.0f) {
+    s = -theta;
+    n = sub(n, 1.0f);
+  }
+  v = sub(vi, s);
+  return s;
+}
+
+// The same steps with the model chosen at run time (references, calibration replays). n is the signed
+// neuron's net spike count; binary neurons leave it alone.
+SNN_HD float step(float& v, float& n, float x, float bias, float theta, const NeuronConfig& cfg) {
   const bool leaky = cfg.model == NeuronModel::LIF, zero = cfg.reset == Reset::Zero;
+  if (cfg.spikes == Spikes::Signed)
+    return leaky ? signed_step<true>(v, n, x, bias, theta, cfg.beta, cfg.max_spikes)
+                 : signed_step<false>(v, n, x, bias, theta, cfg.beta, cfg.max_spikes);
   if (leaky) return zero ? step<true, true>(v, x, bias, theta, cfg.beta) : step<true, false>(v, x, bias, theta, cfg.beta);
   return zero ? step<false, true>(v, x, bias, theta, cfg.beta) : step<false, false>(v, x, bias, theta, cfg.beta);
 }

@@ -18,6 +18,17 @@ inline void step_plane(const float* x, const float* x2, float* v, float* s, int6
   else
     for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
 }
+
+// The same for signed neurons, whose net spike counts are in `count`.
+template <bool kLeaky>
+inline void signed_step_plane(const float* x, const float* x2, float* v, float* count, float* s, int64_t n,
+                              float theta, float bias, float beta, float cap) {
+  if (x2)
+    for (int64_t i = 0; i < n; ++i)
+      s[i] = neuron::signed_step<kLeaky>(v[i], count[i], x[i] + x2[i], bias, theta, beta, cap);
+  else
+    for (int64_t i = 0; i < n; ++i) s[i] = neuron::signed_step<kLeaky>(v[i], count[i], x[i], bias, theta, beta, cap);
+}
 }  // namespace
 
 NeuronKernel::NeuronKernel(const NeuronLayer& layer, const Shape& input)
@@ -49,9 +60,10 @@ std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
   const int64_t C = layer_.channels();
   st->v = Tensor({batch, C * inner_});
   for (int64_t p = 0; p < batch * C; ++p) {
-    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.theta(p % C));
+    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(p % C));
     std::fill(st->v.data() + p * inner_, st->v.data() + (p + 1) * inner_, v0);
   }
+  if (layer_.config().spikes == Spikes::Signed) st->count = Tensor({batch, C * inner_}, 0.0f);
   return st;
 }
 
@@ -70,11 +82,32 @@ void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor&
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
   const float beta = layer_.config().beta;
+  if (layer_.config().spikes == Spikes::Signed) {
+    const bool leaky = layer_.config().model == NeuronModel::LIF;
+    const float cap = layer_.config().max_spikes;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < B * C; ++p) {
+      const int64_t c = p % C;
+      const float theta = layer_.spike_threshold(c);
+      float* v = st->v.data() + p * inner_;
+      float* count = st->count.data() + p * inner_;
+      for (int64_t t = 0; t < chunk.steps; ++t) {
+        const int64_t off = (t * B * C + p) * inner_;
+        const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
+        const float* x2p = x2 ? x2->data() + off : nullptr;
+        if (leaky)
+          signed_step_plane<true>(x.data() + off, x2p, v, count, out.data() + off, inner_, theta, b, beta, cap);
+        else
+          signed_step_plane<false>(x.data() + off, x2p, v, count, out.data() + off, inner_, theta, b, beta, cap);
+      }
+    }
+    return;
+  }
   neuron::dispatch(layer_.config(), [&](auto leaky, auto zero) {
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < B * C; ++p) {
       const int64_t c = p % C;
-      const float theta = layer_.theta(c);
+      const float theta = layer_.spike_threshold(c);
       float* v = st->v.data() + p * inner_;
       for (int64_t t = 0; t < chunk.steps; ++t) {
         const int64_t off = (t * B * C + p) * inner_;
@@ -99,17 +132,21 @@ void NeuronKernel::replay_step(const Tensor& x, const StepChunk& chunk, int64_t 
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < B * C; ++p) {
     const int64_t c = p % C;
-    const float theta = layer_.theta(c), b = bias[c];
+    const float theta = layer_.spike_threshold(c), b = bias[c];
     const float* xp = x.data() + (t * B * C + p) * inner_;
     float* v = st->v.data() + p * inner_;
+    float* count = st->count.empty() ? nullptr : st->count.data() + p * inner_;
     const float* a = nudge != 0.0f ? ann->data() + p * inner_ : nullptr;
     double sum = 0;
     for (int64_t i = 0; i < inner_; ++i) {
-      float vi = v[i];
-      const float s = neuron::step(vi, xp[i], b, theta, cfg);
+      float vi = v[i], ni = count ? count[i] : 0.0f;
+      const float s = neuron::step(vi, ni, xp[i], b, theta, cfg);
       sum += s;
       if (a) vi -= nudge * (s - a[i]);
-      if (commit) v[i] = vi;
+      if (commit) {
+        v[i] = vi;
+        if (count) count[i] = ni;
+      }
     }
     plane_sum[size_t(p)] = sum;
   }

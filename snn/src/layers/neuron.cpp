@@ -17,6 +17,12 @@ std::string to_string(SourceActivation a) {
   }
   return "?";
 }
+std::string to_string(Spikes s) { return s == Spikes::Binary ? "binary" : "signed"; }
+Spikes parse_spikes(const std::string& s) {
+  if (s == "binary") return Spikes::Binary;
+  if (s == "signed") return Spikes::Signed;
+  throw Error("unknown spike kind '" + s + "' (expected binary or signed)");
+}
 NeuronModel parse_neuron_model(const std::string& s) {
   if (s == "if") return NeuronModel::IF;
   if (s == "lif") return NeuronModel::LIF;
@@ -55,6 +61,20 @@ void NeuronLayer::set_config(const NeuronConfig& config) {
   if (config.model == NeuronModel::LIF && !(config.beta > 0.0f && config.beta <= 1.0f))
     fail("LIF leak beta must be in (0, 1], got " + std::to_string(config.beta));
   if (!std::isfinite(config.v_init)) fail("initial membrane must be finite");
+  // A negative spike takes back a positive one's θ: only meaningful when spikes subtract θ.
+  if (config.spikes == Spikes::Signed && config.reset != Reset::Subtract)
+    fail("signed spikes need reset by subtraction (--reset subtract)");
+  if (config.max_spikes != NeuronConfig::kNoSpikeCap) {
+    if (config.spikes != Spikes::Signed) fail("a spike cap (max_spikes) needs signed spikes");
+    if (!(config.max_spikes >= 1.0f && config.max_spikes <= float(1 << 24) &&
+          config.max_spikes == std::floor(config.max_spikes)))
+      fail("max_spikes must be a whole number in [1, 2^24], got " + std::to_string(config.max_spikes));
+  }
+  if (config.threshold_scale != 1.0f) {
+    if (config.spikes != Spikes::Signed) fail("a threshold scale needs signed spikes");
+    if (!(config.threshold_scale > 0.0f && config.threshold_scale <= 1e6f))
+      fail("threshold_scale must be in (0, 1e6], got " + std::to_string(config.threshold_scale));
+  }
   config_ = config;
 }
 
@@ -89,7 +109,11 @@ std::string NeuronLayer::summary() const {
   std::ostringstream os;
   os << to_string(config_.model);
   if (config_.model == NeuronModel::LIF) os << "(beta=" << config_.beta << ")";
-  os << " reset=" << to_string(config_.reset) << " act=" << to_string(activation_);
+  os << " reset=" << to_string(config_.reset);
+  if (config_.spikes == Spikes::Signed) os << " spikes=signed";
+  if (config_.max_spikes != NeuronConfig::kNoSpikeCap) os << "(max " << int64_t(config_.max_spikes) << ")";
+  if (config_.threshold_scale != 1.0f) os << " snn_theta=" << config_.threshold_scale << "*theta";
+  os << " act=" << to_string(activation_);
   if (activation_ == SourceActivation::QCFS) os << "(L=" << levels_ << ")";
   if (threshold_.size() == 1) {
     os << " theta=" << threshold_[0];
@@ -116,6 +140,11 @@ LayerRecord NeuronLayer::to_record() const {
   r.strings = {{"model", to_string(config_.model)},
                {"reset", to_string(config_.reset)},
                {"activation", to_string(activation_)}};
+  // Written only when signed, so that binary networks stay readable by earlier snnc versions (a signed
+  // network raises the file's format version: model_file.cpp).
+  if (config_.spikes == Spikes::Signed) r.strings["spikes"] = to_string(config_.spikes);
+  if (config_.max_spikes != NeuronConfig::kNoSpikeCap) r.numbers["max_spikes"] = double(config_.max_spikes);
+  if (config_.threshold_scale != 1.0f) r.numbers["threshold_scale"] = double(config_.threshold_scale);
   return r;
 }
 
@@ -125,6 +154,10 @@ std::unique_ptr<Layer> NeuronLayer::from_record(const LayerRecord& r) {
   cfg.reset = parse_reset(r.string("reset"));
   cfg.beta = float(r.number("beta"));
   cfg.v_init = float(r.number("v_init"));
+  auto spikes = r.strings.find("spikes");
+  if (spikes != r.strings.end()) cfg.spikes = parse_spikes(spikes->second);
+  if (r.numbers.count("max_spikes")) cfg.max_spikes = float(r.count("max_spikes"));
+  if (r.numbers.count("threshold_scale")) cfg.threshold_scale = float(r.number("threshold_scale"));
   const Tensor& th = r.tensor("threshold");
   auto layer = std::make_unique<NeuronLayer>(r.name, r.count("channels"), th.values(),
                                              parse_activation(r.string("activation")), int(r.count("levels")), cfg);

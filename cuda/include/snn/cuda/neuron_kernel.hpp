@@ -46,6 +46,7 @@ class NeuronKernel : public SpikingKernel {
 
   struct State : KernelState {
     DeviceTensor v;           // [batch, C, ...] membranes
+    DeviceTensor count;       // signed neurons: [batch, C, ...] net spike counts; empty for binary ones
     DeviceTensor spikes;      // replay scratch: one step's spikes
     DeviceBuffer<float> row;  // replay scratch: the bias row
   };
@@ -55,7 +56,8 @@ class NeuronKernel : public SpikingKernel {
   Context& context_;
   std::string where_;
   int64_t inner_;              // positions per channel
-  DeviceBuffer<float> theta_;  // [C]
+  DeviceBuffer<float> theta_;        // [C]: θ, the ANN view's
+  DeviceBuffer<float> spike_theta_;  // [C]: the SNN's threshold and spike (NeuronLayer::spike_threshold)
   Tensor bias_;
   bool bias_constant_ = false;
   DeviceBuffer<float> bias_device_;

@@ -43,7 +43,8 @@ class NeuronKernel : public SpikingKernel {
                    bool commit, float nudge, const Tensor* ann, std::vector<double>& channel_sum) override;
 
   struct State : KernelState {
-    Tensor v;  // [batch, C, ...]
+    Tensor v;      // [batch, C, ...]
+    Tensor count;  // signed neurons: net spike counts, [batch, C, ...]; empty for binary ones
   };
 
  private:

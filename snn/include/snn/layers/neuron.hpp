@@ -26,6 +26,9 @@ class NeuronLayer : public Layer {
   int64_t channels() const { return channels_; }
   const std::vector<float>& threshold() const { return threshold_; }
   float theta(int64_t c) const { return threshold_.size() == 1 ? threshold_[0] : threshold_[size_t(c)]; }
+  // The SNN view's threshold and spike size: θ_c·threshold_scale (θ_c unless a calibration spread the
+  // CNN's levels over more steps: NeuronConfig).
+  float spike_threshold(int64_t c) const { return neuron::mul(theta(c), config_.threshold_scale); }
   void set_threshold(std::vector<float> threshold);
   SourceActivation activation() const { return activation_; }
   int levels() const { return levels_; }
