@@ -41,6 +41,36 @@ double held_out_score(Backend& backend, const Network& net, const Dataset& held_
   return score / double(ranges.size());
 }
 
+bool has_signed_neurons(const Network& net) {
+  for (int i : net.neuron_nodes())
+    if (net.neuron(i).config().spikes == Spikes::Signed) return true;
+  return false;
+}
+
+// Candidates for signed networks that fit nothing: rows [first, last] (1-based) of every layer's bias
+// set to zero ("none"), or to the share that takes back the earlier rows' sum by step `last` ("cancel":
+// a signed neuron's net count follows its summed input, so a summed bias of zero leaves it where the
+// uncorrected network would be, which for signed neurons is the CNN's value as t grows).
+Network with_rows(const Network& chosen, int64_t first, int64_t last, bool cancel) {
+  Network trial = chosen;
+  for (int i : trial.neuron_nodes()) {
+    NeuronLayer& layer = trial.neuron(i);
+    const int64_t C = layer.channels();
+    Tensor bias({last, C}, 0.0f);
+    const Tensor& kept = chosen.neuron(i).bias();
+    for (int64_t t = 0; t < first - 1 && !kept.empty(); ++t)
+      for (int64_t c = 0; c < C; ++c) bias[t * C + c] = kept[t * C + c];
+    if (cancel)
+      for (int64_t c = 0; c < C; ++c) {
+        double sum = 0.0;
+        for (int64_t t = 0; t < first - 1; ++t) sum += double(bias[t * C + c]);
+        for (int64_t t = first - 1; t < last; ++t) bias[t * C + c] = float(-sum / double(last - first + 1));
+      }
+    layer.set_bias(std::move(bias));
+  }
+  return trial;
+}
+
 std::string format_score(const std::string& name, double score) {
   char text[64];
   std::snprintf(text, sizeof text, " %s %.2f", name.c_str(), score);
@@ -124,6 +154,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   // really leave), and the one that does best on the held-out images keeps its rows.
   Network chosen = net;
   clear_calibration(chosen);
+  const bool signed_spikes = has_signed_neurons(net);
   std::string choices, scores;
   for (const auto& [first, last] : doubling_ranges(opts.timesteps)) {
     double best = -1.0;
@@ -144,6 +175,14 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
       scores += format_score(name, score);
       if (score > best) best = score, best_net = std::move(trial), best_name = name;
     }
+    if (signed_spikes)
+      for (const bool cancel : {false, true}) {
+        Network trial = with_rows(chosen, first, last, cancel);
+        const double score = held_out_score(backend, trial, held_out, opts, first, last, false);
+        const char* name = cancel ? "cancel" : "none";
+        scores += format_score(name, score);
+        if (score > best) best = score, best_net = std::move(trial), best_name = name;
+      }
     chosen = std::move(best_net);
     choices += (choices.empty() ? "" : ", ") + range + " " + best_name;
   }

@@ -8,6 +8,7 @@
 
 #include "snn/conversion/auto_calibration.hpp"
 #include "snn/conversion/ftbc.hpp"
+#include "snn/conversion/levels_calibration.hpp"
 #include "snn/conversion/light_calibration.hpp"
 #include "snn/conversion/rts_shift.hpp"
 #include "snn/error.hpp"
@@ -21,6 +22,7 @@ std::map<std::string, CalibratorFactory>& registry() {
       {"ftbc-paper", [] { return std::make_unique<FtbcCalibrator>("ftbc-paper", "paper"); }},
       {"ftbc-exact", [] { return std::make_unique<FtbcCalibrator>("ftbc-exact", "exact"); }},
       {"ftbc-auto", [] { return std::make_unique<AutoCalibrator>(); }},
+      {"levels", [] { return std::make_unique<LevelsCalibrator>(); }},
       {"light", [] { return std::make_unique<LightCalibrator>(); }},
       {"rts", [] { return std::make_unique<RtsShiftCalibrator>(); }},
   };
@@ -141,7 +143,14 @@ void store_biases(const Program& program, Network& net) {
 }
 
 void clear_calibration(Network& net) {
-  for (int i : net.neuron_nodes()) net.neuron(i).clear_bias();
+  for (int i : net.neuron_nodes()) {
+    NeuronLayer& layer = net.neuron(i);
+    layer.clear_bias();
+    NeuronConfig cfg = layer.config();  // what "levels" sets
+    cfg.threshold_scale = 1.0f;
+    cfg.max_spikes = NeuronConfig::kNoSpikeCap;
+    layer.set_config(cfg);
+  }
   for (auto it = net.metadata().begin(); it != net.metadata().end();)
     it = it->first.rfind("calibration", 0) == 0 ? net.metadata().erase(it) : std::next(it);
 }

@@ -13,7 +13,10 @@
 // ... [T/2+1, T]: for each range in order, each variant (ftbc, ftbc-paper, ftbc-exact) calibrates that
 // range's steps on the calibration batches, the earlier steps keeping the rows already chosen (so every
 // candidate corrects the state those rows really leave), and the candidate with the best mean accuracy
-// over the range on the held-out images keeps its rows. Causality makes this sound: rows of later steps
+// over the range on the held-out images keeps its rows. Networks with signed neurons have two more
+// candidates per range that fit nothing: "none" (no bias in the range) and "cancel" (rows that take
+// back the earlier rows' sum by the range's last step): uncorrected signed neurons converge to the CNN,
+// so late ranges may do best left alone. Causality makes this sound: rows of later steps
 // cannot change the accuracy at earlier ones. Cost: about three calibrations for T plus a held-out sweep
 // per range and candidate, plus two ftbc-exact calibrations when there are ReLU thresholds to choose.
 //

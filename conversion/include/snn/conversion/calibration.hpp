@@ -6,6 +6,8 @@
 //   ftbc-exact   FTBC with each step's bias solved (bisection) on all calibration images at once (no α)
 //   ftbc-auto    per step range, the best of ftbc / ftbc-paper / ftbc-exact on held-out calibration
 //                images (auto_calibration.hpp)
+//   levels       signed QCFS networks: the CNN's L levels spread over T ≥ L steps, exact at t = T
+//                (levels_calibration.hpp)
 //   light        a per-channel bias constant over time matching the mean rate (Li et al., ICML 2021)
 //   rts          the half-step input shift θ/2T with the membrane starting at 0 (Deng & Gu, ICLR 2021)
 // New methods subclass Calibrator and call register_calibrator.
@@ -81,7 +83,7 @@ std::map<std::string, std::string> calibration_parameters(const CalibrationOptio
 void record_calibration(Network& net, const CalibrationReport& report);
 // Copies the temporal biases a calibration left in the program into the network's neuron layers.
 void store_biases(const Program& program, Network& net);
-// Removes every neuron layer's bias (the uncalibrated network).
+// Removes every neuron layer's bias, threshold scale and spike cap (the uncalibrated network).
 void clear_calibration(Network& net);
 
 }  // namespace snn::conversion

@@ -1,0 +1,49 @@
+#include "snn/conversion/levels_calibration.hpp"
+
+#include <chrono>
+
+#include "snn/error.hpp"
+
+namespace snn::conversion {
+
+int64_t spread_levels_over_steps(Network& net, int64_t timesteps) {
+  int64_t set = 0, qcfs = 0;
+  for (int node : net.neuron_nodes()) {
+    NeuronLayer& layer = net.neuron(node);
+    if (layer.activation() != SourceActivation::QCFS) continue;
+    ++qcfs;
+    NeuronConfig cfg = layer.config();
+    require(cfg.spikes == Spikes::Signed,
+            "levels: layer '" + layer.name() +
+                "' has binary spikes; spreading the CNN's levels over T steps needs signed neurons, which take "
+                "back the spikes an uneven input sent too early (convert with --spikes signed)");
+    layer.clear_bias();
+    cfg.threshold_scale = 1.0f;
+    cfg.max_spikes = NeuronConfig::kNoSpikeCap;
+    if (layer.levels() <= timesteps) {
+      cfg.threshold_scale = float(double(timesteps) / double(layer.levels()));
+      cfg.max_spikes = float(layer.levels());
+      ++set;
+    }
+    layer.set_config(cfg);
+  }
+  require(qcfs > 0, "levels: the network has no QCFS layers (it needs the CNN's quantisation levels L; for ReLU or "
+                    "clip networks use ftbc-auto)");
+  return set;
+}
+
+CalibrationReport LevelsCalibrator::calibrate(Network& net, Backend&, const Dataset&,
+                                              const CalibrationOptions& opts) const {
+  check_calibration_options(opts, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t set = spread_levels_over_steps(net, opts.timesteps);
+  CalibrationReport r;
+  r.method = name();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.parameters = {{"T", std::to_string(opts.timesteps)},
+                  {"layers_spread", std::to_string(set)},
+                  {"read_at", "t = T (exact there, not before)"}};
+  return r;
+}
+
+}  // namespace snn::conversion
