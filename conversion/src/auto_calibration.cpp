@@ -41,6 +41,10 @@ double held_out_score(Backend& backend, const Network& net, const Dataset& held_
   return score / double(ranges.size());
 }
 
+void clear_biases(Network& net) {
+  for (int i : net.neuron_nodes()) net.neuron(i).clear_bias();
+}
+
 bool has_signed_neurons(const Network& net) {
   for (int i : net.neuron_nodes())
     if (net.neuron(i).config().spikes == Spikes::Signed) return true;
@@ -83,7 +87,14 @@ std::string format_score(const std::string& name, double score) {
 // all fit images (an ANN pass), so processes agree bit for bit.
 std::string choose_thresholds(Network& net, Backend& backend, const Dataset& data, const Dataset& held_out,
                               const CalibrationOptions& opts, std::string* scores) {
-  if (!needs_data_thresholds(net)) return "from the model (no ReLU layers)";
+  bool short_of_levels = false;  // signed QCFS layers with more levels than steps
+  for (int i : net.neuron_nodes()) {
+    const NeuronLayer& l = net.neuron(i);
+    short_of_levels |= l.activation() == SourceActivation::QCFS && l.config().spikes == Spikes::Signed &&
+                       l.levels() > opts.timesteps;
+  }
+  if (!needs_data_thresholds(net) && !short_of_levels)
+    return "from the model (no ReLU layers, no signed QCFS layer with more levels than T)";
   const Dataset fit = dataset_subset(data, calibration_indices(opts, data.size()), "fit images");
 
   Network least_error = net;
@@ -93,14 +104,15 @@ std::string choose_thresholds(Network& net, Backend& backend, const Dataset& dat
   no.batch_size = opts.batch_size;
   no.max_images = 0;
   no.channelwise = false;
-  set_thresholds(least_error, backend, fit, no);
+  if (needs_data_thresholds(net)) set_thresholds(least_error, backend, fit, no);
+  if (short_of_levels) set_spike_scales_for_steps(least_error, backend, fit, no);
 
   const std::string converted = "as converted", fitted = "least error for T=" + std::to_string(opts.timesteps);
   double best = -1.0;
   std::string best_name;
   for (Network* candidate : {&net, &least_error}) {
     Network trial = *candidate;
-    clear_calibration(trial);
+    clear_biases(trial);  // (not the candidate's spike scales)
     CalibrationOptions o = opts;
     const std::string name = candidate == &net ? converted : fitted;
     if (opts.progress)
@@ -113,7 +125,10 @@ std::string choose_thresholds(Network& net, Backend& backend, const Dataset& dat
     if (score > best) best = score, best_name = name;
   }
   if (best_name == fitted)
-    for (int i : net.neuron_nodes()) net.neuron(i).set_threshold(least_error.neuron(i).threshold());
+    for (int i : net.neuron_nodes()) {
+      net.neuron(i).set_threshold(least_error.neuron(i).threshold());
+      net.neuron(i).set_config(least_error.neuron(i).config());  // the spike scales
+    }
   return best_name;
 }
 
@@ -144,6 +159,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
                                    std::to_string(fit) + " it fits on, but '" + data.source + "' has " +
                                    std::to_string(data.size()) + " (fewer --batches, more calibration data, or --method ftbc-exact)");
   const Dataset held_out = dataset_subset(data, held_out_indices(opts, data.size(), held), "held out");
+  clear_calibration(net);  // whatever calibration the network came with (biases, spike scales and caps)
 
   // First the thresholds of ReLU layers (they shape every step), then the biases.
   std::string threshold_scores;
@@ -153,7 +169,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   // images, the earlier steps keeping the rows chosen for them, so that it corrects the state they
   // really leave), and the one that does best on the held-out images keeps its rows.
   Network chosen = net;
-  clear_calibration(chosen);
+  clear_biases(chosen);
   const bool signed_spikes = has_signed_neurons(net);
   std::string choices, scores;
   for (const auto& [first, last] : doubling_ranges(opts.timesteps)) {

@@ -168,33 +168,12 @@ bool needs_data_thresholds(const snn::Network& net) {
   return false;
 }
 
-ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
-                               const NormOptions& opts) {
-  ThresholdReport report;
-  require(opts.method == NormMethod::Max || (opts.percentile > 0.0 && opts.percentile <= 100.0),
-          "percentile must be in (0, 100], got " + std::to_string(opts.percentile));
-  require(opts.batch_size > 0, "threshold calibration: batch size must be positive");
-  require(opts.method != NormMethod::MinError || opts.timesteps >= 1,
-          "threshold calibration: the error-minimising threshold needs the number of timesteps (>= 1)");
-
-  std::vector<int> nodes;
-  for (int i : net.neuron_nodes())
-    if (net.neuron(i).activation() == SourceActivation::ReLU) nodes.push_back(i);
-  if (nodes.empty()) {
-    report.notes.push_back("no ReLU neuron layers: thresholds come from the model (clip/QCFS)");
-    return report;
-  }
-
-  int64_t images = data.size();
-  if (opts.max_images > 0) images = std::min(images, opts.max_images);
-  require(images > 0, "threshold calibration: the calibration dataset" +
-                          (data.source.empty() ? std::string() : " " + data.source) + " has no images");
-  require(data.sample_shape() == net.input_shape(),
-          "threshold calibration: images of " + (data.source.empty() ? std::string("the dataset") : data.source) +
-              " have shape " + snn::to_string(data.sample_shape()) + ", the network expects " +
-              snn::to_string(net.input_shape()));
-
-  // One collector per layer, or per channel.
+namespace {
+// The positive ANN-view activations of the neuron layers `nodes` on the first `images` images: one
+// collector per layer, or per channel.
+std::vector<std::vector<Collector>> collect_positive(const snn::Network& net, snn::Backend& backend,
+                                                    const snn::Dataset& data, const NormOptions& opts,
+                                                    const std::vector<int>& nodes, int64_t images) {
   std::vector<std::vector<Collector>> collectors;
   for (size_t l = 0; l < nodes.size(); ++l) {
     const int64_t channels = net.neuron(nodes[l]).channels();
@@ -230,6 +209,42 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
     }
     if (opts.progress) opts.progress(begin + count, images);
   }
+  return collectors;
+}
+
+int64_t images_to_use(const snn::Network& net, const snn::Dataset& data, const NormOptions& opts) {
+  int64_t images = data.size();
+  if (opts.max_images > 0) images = std::min(images, opts.max_images);
+  require(images > 0, "threshold calibration: the calibration dataset" +
+                          (data.source.empty() ? std::string() : " " + data.source) + " has no images");
+  require(data.sample_shape() == net.input_shape(),
+          "threshold calibration: images of " + (data.source.empty() ? std::string("the dataset") : data.source) +
+              " have shape " + snn::to_string(data.sample_shape()) + ", the network expects " +
+              snn::to_string(net.input_shape()));
+  return images;
+}
+}  // namespace
+
+ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
+                               const NormOptions& opts) {
+  ThresholdReport report;
+  require(opts.method == NormMethod::Max || (opts.percentile > 0.0 && opts.percentile <= 100.0),
+          "percentile must be in (0, 100], got " + std::to_string(opts.percentile));
+  require(opts.batch_size > 0, "threshold calibration: batch size must be positive");
+  require(opts.method != NormMethod::MinError || opts.timesteps >= 1,
+          "threshold calibration: the error-minimising threshold needs the number of timesteps (>= 1)");
+
+  std::vector<int> nodes;
+  for (int i : net.neuron_nodes())
+    if (net.neuron(i).activation() == SourceActivation::ReLU) nodes.push_back(i);
+  if (nodes.empty()) {
+    report.notes.push_back("no ReLU neuron layers: thresholds come from the model (clip/QCFS)");
+    return report;
+  }
+
+  const int64_t images = images_to_use(net, data, opts);
+
+  std::vector<std::vector<Collector>> collectors = collect_positive(net, backend, data, opts, nodes, images);
   report.images = images;
 
   for (size_t l = 0; l < nodes.size(); ++l) {
@@ -285,6 +300,33 @@ ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const s
   os << (opts.channelwise ? ", per channel" : ", per layer");
   report.notes.insert(report.notes.begin(), os.str());
   return report;
+}
+
+std::vector<std::string> set_spike_scales_for_steps(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
+                                                    const NormOptions& opts) {
+  require(opts.timesteps >= 1, "spike scales: the number of timesteps must be at least 1");
+  std::vector<int> nodes;
+  for (int i : net.neuron_nodes()) {
+    const NeuronLayer& l = net.neuron(i);
+    if (l.activation() == SourceActivation::QCFS && l.levels() > opts.timesteps && l.config().spikes == Spikes::Signed)
+      nodes.push_back(i);
+  }
+  std::vector<std::string> set;
+  if (nodes.empty()) return set;
+  NormOptions per_layer = opts;
+  per_layer.channelwise = false;  // the scale is one number per layer
+  const auto collectors = collect_positive(net, backend, data, per_layer, nodes, images_to_use(net, data, opts));
+  for (size_t l = 0; l < nodes.size(); ++l) {
+    NeuronLayer& layer = net.neuron(nodes[l]);
+    const Collector& col = collectors[l][0];
+    if (col.count() == 0) continue;  // never active: nothing to fit
+    const double theta_T = min_error_threshold(col.sample(), opts.timesteps, layer.config().v_init);
+    NeuronConfig cfg = layer.config();
+    cfg.threshold_scale = float(theta_T / double(layer.theta(0)));
+    layer.set_config(cfg);
+    set.push_back(layer.name());
+  }
+  return set;
 }
 
 }  // namespace snn::conversion

@@ -5,6 +5,7 @@
 
 #include "snn/conversion/calibration.hpp"
 #include "snn/conversion/levels_calibration.hpp"
+#include "snn/conversion/thresholds.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
 #include "test_util.hpp"
@@ -142,4 +143,37 @@ TEST_CASE("ftbc-auto: signed networks also try each range without a fitted bias"
         }
       }
   }
+}
+
+TEST_CASE("spike scales for T < L: least quantisation error of the CNN's QCFS outputs in T steps", "[levels]") {
+  std::mt19937 rng(84);
+  const Tensor images = random_tensor({64, 2, 8, 8}, rng, 0.0f, 1.0f);
+  Dataset d;
+  d.images = images;
+  d.labels.assign(64, 0);
+  d.num_classes = 10;
+  CpuBackend cpu(2);
+  NormOptions no;
+  no.timesteps = 2;
+  no.max_images = 0;
+  Network binary = snn_test::small_cnn(rng, SourceActivation::QCFS, 8);
+  REQUIRE(set_spike_scales_for_steps(binary, cpu, d, no).empty());  // binary neurons have no scale
+  Network net = with_spikes(binary, Spikes::Signed);
+  const Network before = net;
+  REQUIRE(set_spike_scales_for_steps(net, cpu, d, no) == std::vector<std::string>{"act1", "act2"});
+  // The direct computation: the positive QCFS outputs of each layer, and their least-error θ for T = 2.
+  std::vector<Tensor> outs;
+  cpu.forward_ann(before, images, &outs);
+  for (int i : net.neuron_nodes()) {
+    std::vector<float> positive;
+    for (float v : outs[size_t(i)].values())
+      if (v > 0.0f) positive.push_back(v);
+    const double theta_T = min_error_threshold(positive, 2, 0.5);
+    INFO(net.layer(i).name() << ": θ_T " << theta_T);
+    REQUIRE(net.neuron(i).config().threshold_scale == float(theta_T / double(before.neuron(i).theta(0))));
+    REQUIRE(net.neuron(i).threshold() == before.neuron(i).threshold());  // the ANN view is untouched
+  }
+  REQUIRE(cpu.forward_ann(net, images).values() == cpu.forward_ann(before, images).values());
+  no.timesteps = 8;  // T = L: nothing to fit
+  REQUIRE(set_spike_scales_for_steps(net, cpu, d, no).empty());
 }

@@ -69,6 +69,13 @@ bool needs_data_thresholds(const snn::Network& net);
 ThresholdReport set_thresholds(snn::Network& net, snn::Backend& backend, const snn::Dataset& data,
                                const NormOptions& opts);
 
+// Signed QCFS layers run for fewer steps than their L levels: T steps cannot carry L levels, so the
+// SNN threshold (and spike) that quantises the CNN's QCFS outputs with least error in T steps is fitted,
+// as "error" does for ReLU layers, and set as the layer's threshold_scale (θ_T / θ; the ANN view keeps
+// θ; one per layer). Returns the layers set. opts.timesteps is that T.
+std::vector<std::string> set_spike_scales_for_steps(snn::Network& net, snn::Backend& backend,
+                                                    const snn::Dataset& data, const NormOptions& opts);
+
 // The θ in (0, max(values)] minimising sum (x - q(x))² with q the T-step IF quantiser above (v_init a
 // fraction of θ). values: positive activations (at most ~2^18 are used, evenly spaced). Deterministic.
 double min_error_threshold(const std::vector<float>& values, int64_t timesteps, double v_init);
