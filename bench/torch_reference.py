@@ -9,6 +9,10 @@ the ANN view (each neuron layer = its source activation) and simulates the SNN v
   per step t (0-based) and neuron:   LIF: v <- beta*v;   v <- v + (x[t] - b[t][c]);
                                      s = theta*[v >= theta];   v <- v - s (subtract) | v <- 0 where s>0 (zero)
   v starts at v_init*theta; b[t] = 0 for t >= T_b unless bias_constant (then row 0 at every step).
+  Signed spikes (spikes = signed; subtract reset): theta' = theta*threshold_scale, n = net spike count
+  (from 0), cap = max_spikes (none unless given): s = +theta' if v >= theta' and n < cap, -theta' if
+  v < 0 and n > 0, else 0; n += s/theta'; v <- v - s. (Simulation only: the FTBC and naive paths here
+  refuse signed models.)
   Spiking max pooling: a running sum of every input element; the output at step t is the increase of
   the window's largest running sum since step t-1 (0 before the first step), so the output's running
   sum equals the max of the inputs' running sums.
@@ -57,7 +61,7 @@ import torch.nn.functional as F
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
 FORMAT = "snnc-network"
 FORMAT_VERSION = 2  # written; version 1 (no ceil_mode / count_include_pad on pooling) is read too
-READ_VERSIONS = (1, 2)
+READ_VERSIONS = (1, 2, 3)  # 3: signed spikes (written for models that have them, as snnc does)
 KNOWN_TYPES = ("conv2d", "linear", "avgpool2d", "maxpool2d", "flatten", "add", "neuron")
 NPY_FORMAT = "snnc-npy-export"  # directories written by bench/export_npy (numpy-only model exchange)
 NPY_FORMAT_VERSION = 1
@@ -399,7 +403,8 @@ def save_model(model, path):
 
     with h5py.File(path, "w") as f:
         sattr(f, "format", FORMAT)
-        f.attrs.create("format_version", np.int64(FORMAT_VERSION))
+        signed = any(nd.str.get("spikes", "binary") == "signed" for nd in model.nodes if nd.type == "neuron")
+        f.attrs.create("format_version", np.int64(3 if signed else FORMAT_VERSION))
         sattr(f, "snnc_version", "torch_reference")
         f.attrs.create("input_shape", np.asarray(model.input_shape, dtype=np.int64))
         f.attrs.create("layer_count", np.int64(len(model.nodes)))
@@ -608,6 +613,14 @@ class Neuron:
                 self.act not in ("relu", "clip", "qcfs"):
             raise ModelError(f"layer '{nd.name}': unknown model/reset/activation "
                              f"{self.model}/{self.reset}/{self.act}")
+        self.signed = nd.str.get("spikes", "binary") == "signed"
+        if nd.str.get("spikes", "binary") not in ("binary", "signed"):
+            raise ModelError(f"layer '{nd.name}': unknown spikes '{nd.str.get('spikes')}'")
+        scale = np.float32(nd.n("threshold_scale", 1.0))
+        # The SNN threshold and spike: theta*scale in float32, as snnc's NeuronLayer::spike_threshold.
+        self.spike_theta = self.theta * torch.tensor(scale, dtype=torch.float32, device=self.device)
+        self.spike_theta_vec = self.theta_vec * torch.tensor(scale, dtype=torch.float32, device=self.device)
+        self.cap = float(nd.num.get("max_spikes", float("inf")))
         self.lif = self.model == "lif"
         self.beta = torch.tensor(float(np.float32(nd.n("beta", 1.0))), dtype=torch.float32, device=self.device)
         self.v_init = float(np.float32(nd.n("v_init", 0.5)))
@@ -651,14 +664,35 @@ class Neuron:
         """Spikes per step in a chunk output [steps*B, C, ...] whose values are 0 or θ_c > 0: float32 sums
         over each (image, channel) plane divided by θ_c and rounded (exact: a plane holds far fewer than
         2^20 neurons), then summed in float64. One fast pass instead of a slow `!= 0` + integer sum."""
+        if self.signed:
+            out = out.abs()  # -theta' counts as a spike too
         per_plane = out.view(steps, B, self.C, -1).sum(3).double()
-        return torch.round(per_plane / self.theta_vec.double()).sum(dim=(1, 2))
+        return torch.round(per_plane / self.spike_theta_vec.double()).sum(dim=(1, 2))
 
     def init_membrane(self, B):
+        """The membrane v (v_init*theta'), or for signed neurons (v, net spike counts)."""
         v = torch.empty([B] + list(self.nd.shape), dtype=torch.float32, device=self.device)
-        v.copy_((self.theta_vec * torch.tensor(self.v_init, dtype=torch.float32, device=self.device))
+        v.copy_((self.spike_theta_vec * torch.tensor(self.v_init, dtype=torch.float32, device=self.device))
                 .reshape(self.bshape).expand(v.shape))
-        return v
+        return (v, torch.zeros_like(v)) if self.signed else v
+
+    def require_binary(self, what):
+        if self.signed:
+            raise ModelError(f"layer '{self.nd.name}': signed spikes are simulated here, but {what} is not "
+                             f"implemented for them")
+
+
+def _signed_step(neu, v, n, xt, s_out):
+    """One timestep of signed neurons in place (v, net counts n, spikes s_out: -theta' | 0 | theta')."""
+    if neu.lif:
+        v.mul_(neu.beta)
+    v.add_(xt)
+    pos = (v >= neu.spike_theta) & (n < neu.cap)
+    neg = (v < 0) & (n > 0)
+    sign = pos.float() - neg.float()
+    n.add_(sign)
+    torch.mul(sign, neu.spike_theta, out=s_out)
+    v.sub_(s_out)
 
 
 def _step(neu, v, xt, s_out, mask):
@@ -838,20 +872,29 @@ class Engine:
     @staticmethod
     def neuron_chunk(neu, x, x_is_static, v, t0, steps, B):
         """Runs the recurrence over the chunk; x is [steps*B, C, ...] or (static) [B, C, ...]."""
+        counts = None
+        if neu.signed:
+            v, counts = v
         sample = list(v.shape[1:])
         out = torch.empty([steps, B] + sample, dtype=torch.float32, device=v.device)
         mask = torch.empty([B] + sample, dtype=torch.bool, device=v.device)
         rows = neu.bias_rows(t0, steps)
+
+        def step(xt, s_out):
+            if counts is None:
+                _step(neu, v, xt, s_out, mask)
+            else:
+                _signed_step(neu, v, counts, xt, s_out)
         if x_is_static:
             for t in range(steps):
                 xt = x if rows is None else x - rows[t].reshape(neu.bshape)
-                _step(neu, v, xt, out[t], mask)
+                step(xt, out[t])
         else:
             xv = x.view([steps, B] + sample)
             if rows is not None:
                 xv = xv - rows.reshape([steps, 1] + neu.bshape)
             for t in range(steps):
-                _step(neu, v, xv[t], out[t], mask)
+                step(xv[t], out[t])
         return out.view([steps * B] + sample)
 
     @staticmethod
@@ -897,6 +940,7 @@ class FtbcHook:
 
     def before_neuron_layer(self, eng, node, x, x_is_static, t0, steps, B):
         neu = eng.neurons[node]
+        neu.require_binary("FTBC calibration")
         a = self.ann[node]
         dims = [0] + list(range(2, a.dim()))
         n_avg = float(B * neu.inner)
@@ -1015,6 +1059,8 @@ def _naive_bias(nd, t, c):
 
 
 def naive_neuron_step(nd, x, v, t, bias_fn=_naive_bias):
+    if nd.str.get("spikes", "binary") != "binary":
+        raise ModelError(f"layer '{nd.name}': the naive reference implements binary spikes only")
     f32 = np.float32
     th = nd.tensors["threshold"].numpy().reshape(-1)
     beta = f32(nd.num.get("beta", 1.0))

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "snn/conversion/ftbc.hpp"
+#include "snn/conversion/levels_calibration.hpp"
 #include "snn/conversion/thresholds.hpp"
 #include "snn/error.hpp"
 #include "snn/sweep.hpp"
@@ -204,6 +205,23 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   }
   for (int i : net.neuron_nodes()) net.neuron(i).set_bias(chosen.neuron(i).bias());
 
+  // Signed QCFS networks run for T >= L steps can be their CNN at t = T ("levels", no bias), at the cost
+  // of the steps before T: the run is calibrated for T, so the held-out accuracy at t = T decides.
+  std::string final_choice;
+  if (levels_apply(net, opts.timesteps)) {
+    Network spread = net;
+    spread_levels_over_steps(spread, opts.timesteps);
+    const double at_T_levels = held_out_score(backend, spread, held_out, opts, opts.timesteps, opts.timesteps, false);
+    const double at_T_ranges = held_out_score(backend, net, held_out, opts, opts.timesteps, opts.timesteps, false);
+    const bool levels = at_T_levels > at_T_ranges;
+    final_choice = std::string(levels ? "levels" : "ranges") + " (held-out accuracy at t = T:" +
+                   format_score("levels", at_T_levels) + "," + format_score("ranges", at_T_ranges) + ")";
+    if (levels) {
+      net = std::move(spread);
+      choices = "levels (the CNN's L levels over T steps; no bias)";
+    }
+  }
+
   CalibrationReport r;
   r.method = name();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -216,6 +234,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   if (!threshold_scores.empty()) r.parameters["thresholds_held_out_score"] = threshold_scores.substr(1);
   r.parameters["choices"] = choices;
   r.parameters["held_out_accuracy"] = scores;
+  if (!final_choice.empty()) r.parameters["final_choice"] = final_choice;
   return r;
 }
 

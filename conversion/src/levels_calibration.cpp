@@ -32,6 +32,17 @@ int64_t spread_levels_over_steps(Network& net, int64_t timesteps) {
   return set;
 }
 
+bool levels_apply(const Network& net, int64_t timesteps) {
+  int64_t qcfs = 0;
+  for (int node : net.neuron_nodes()) {
+    const NeuronLayer& layer = net.neuron(node);
+    if (layer.activation() != SourceActivation::QCFS) continue;
+    if (layer.config().spikes != Spikes::Signed || layer.levels() > timesteps) return false;
+    ++qcfs;
+  }
+  return qcfs > 0;
+}
+
 CalibrationReport LevelsCalibrator::calibrate(Network& net, Backend&, const Dataset&,
                                               const CalibrationOptions& opts) const {
   check_calibration_options(opts, nullptr);

@@ -28,7 +28,7 @@ if _core.has_calibration:
 
 def convert(model, data=None, *, mean=None, std=None, input_shape=None, limit=1000, norm="percentile",
             percentile=99.99, channelwise=False, neuron="if", beta=0.9, reset="subtract", v_init=0.5,
-            spikes="binary", check=True, check_tolerance=1e-3, check_moved=1e-3, check_images=16, batch_size=128,
+            spikes="auto", check=True, check_tolerance=1e-3, check_moved=1e-3, check_images=16, batch_size=128,
             device="auto", threads=0, progress=None, example_input=None):
     """Converts a trained CNN into an snnc.Network, as `snnc convert` does.
 
@@ -40,8 +40,9 @@ def convert(model, data=None, *, mean=None, std=None, input_shape=None, limit=10
     mean, std: the per-channel input normalisation the CNN was trained with (stored in the network).
     input_shape: (C, H, W), when there is no data.
     norm, percentile, channelwise: how ReLU thresholds are chosen (percentile of the positive activations).
-    neuron 'if' | 'lif' (beta), reset 'subtract' | 'zero', v_init (fraction of θ), spikes 'binary' |
-        'signed' (a neuron that has fired more than its summed input warrants sends −θ).
+    neuron 'if' | 'lif' (beta), reset 'subtract' | 'zero', v_init (fraction of θ), spikes 'signed' (a
+        neuron that has fired more than its summed input warrants sends −θ) | 'binary' | 'auto' (signed
+        with reset 'subtract', binary with 'zero').
     check: compare every layer and the logits with LibTorch (check_tolerance, check_moved, check_images);
         a failure raises snnc.Error saying where the import departs.
     """

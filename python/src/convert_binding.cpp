@@ -25,7 +25,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
   o.neuron.beta = beta;
   o.neuron.reset = snn::parse_reset(reset);
   o.neuron.v_init = v_init;
-  o.neuron.spikes = snn::parse_spikes(spikes);
+  o.neuron.spikes = snn::resolve_spikes(spikes, o.neuron.reset, "spikes=");
   o.norm.method = conv::parse_norm_method(norm);
   o.norm.percentile = percentile;
   o.norm.channelwise = channelwise;

@@ -222,11 +222,12 @@ class Exporter {
   void add_neuron(int i, const std::string& name) {
     const NeuronLayer& n = net_.neuron(i);
     const NeuronConfig& cfg = n.config();
-    require(cfg.spikes == Spikes::Binary, where(net_, i) + " sends signed spikes (−θ, 0, θ); NIR's IF and LIF neurons "
-                                                           "spike 0 or 1. Convert with --spikes binary to export it");
-    require(cfg.reset == Reset::Zero,
-            where(net_, i) + " resets by subtraction; NIR's IF and LIF reset to v_reset. Convert with --reset zero "
-                             "to export it");
+    const std::string signed_note = cfg.spikes == Spikes::Signed ? " and sends signed spikes (−θ, 0, θ)" : "";
+    require(cfg.reset == Reset::Zero, where(net_, i) + " resets by subtraction" + signed_note +
+                                          "; NIR's IF and LIF reset to v_reset and spike 0 or 1. Convert with "
+                                          "--reset zero (binary spikes) to export it");
+    require(cfg.spikes == Spikes::Binary, where(net_, i) + " sends signed spikes (−θ, 0, θ); NIR's IF and LIF "
+                                                           "neurons spike 0 or 1. Convert with --spikes binary");
     require(cfg.v_init == 0.0f, where(net_, i) + " starts its membrane at v_init·θ = " + std::to_string(cfg.v_init) +
                                     "·θ; NIR neurons start at 0. Convert with --v-init 0 to export it");
     if (!n.bias().empty() && !constant_bias(i) && !o_.mean_bias)

@@ -132,6 +132,17 @@ TEST_CASE("ftbc-auto: signed networks also try each range without a fitted bias"
     INFO(to_string(spikes) << ": " << scores << "; choices " << r.parameters.at("choices"));
     const bool bias_free = scores.find(" none ") != std::string::npos && scores.find(" cancel ") != std::string::npos;
     REQUIRE(bias_free == (spikes == Spikes::Signed));
+    // T = L: a signed QCFS network may be its CNN at t = T with no bias at all; the held-out images at
+    // t = T decide, and the report says how.
+    REQUIRE(r.parameters.count("final_choice") == (spikes == Spikes::Signed ? 1u : 0u));
+    if (spikes == Spikes::Signed) {
+      const std::string& fc = r.parameters.at("final_choice");
+      INFO("final choice: " << fc);
+      const auto number_after = [&](const std::string& key) { return std::stod(fc.substr(fc.find(key) + key.size())); };
+      const double levels = number_after(" levels "), ranges = number_after(" ranges ");
+      REQUIRE(fc.rfind(levels > ranges ? "levels" : "ranges", 0) == 0);
+      for (int i : net.neuron_nodes()) REQUIRE(net.neuron(i).bias().empty() == (levels > ranges));
+    }
     // "cancel" rows take back the earlier rows' sum: where it was chosen, the bias sums to zero there.
     if (r.parameters.at("choices").find("t3-4 cancel") != std::string::npos)
       for (int i : net.neuron_nodes()) {
@@ -176,4 +187,39 @@ TEST_CASE("spike scales for T < L: least quantisation error of the CNN's QCFS ou
   REQUIRE(cpu.forward_ann(net, images).values() == cpu.forward_ann(before, images).values());
   no.timesteps = 8;  // T = L: nothing to fit
   REQUIRE(set_spike_scales_for_steps(net, cpu, d, no).empty());
+}
+
+TEST_CASE("ftbc-auto: for T > L a signed QCFS network ends as its CNN at t = T", "[levels][ftbc]") {
+  std::mt19937 rng(85);
+  const Tensor images = random_tensor({300, 2, 8, 8}, rng, 0.0f, 1.0f);
+  CpuBackend cpu(2);
+  CalibrationOptions o = for_T(12);
+  o.batches = 2;
+  o.batch_size = 64;
+  Network net = with_spikes(snn_test::small_cnn(rng, SourceActivation::QCFS, 4), Spikes::Signed);
+  Dataset d;
+  d.images = images;
+  d.num_classes = 10;
+  const Tensor logits = cpu.forward_ann(net, images);
+  for (int64_t b = 0; b < 300; ++b) {
+    int32_t best = 0;
+    for (int32_t k = 1; k < 10; ++k)
+      if (logits[b * 10 + k] > logits[b * 10 + best]) best = k;
+    d.labels.push_back(best);
+  }
+  d.source = "synthetic";
+  const CalibrationReport r = make_calibrator("ftbc-auto")->calibrate(net, cpu, d, o);
+  const std::string& fc = r.parameters.at("final_choice");
+  INFO("final choice: " << fc << "; choices " << r.parameters.at("choices"));
+  // The labels are the CNN's own predictions: the spread network gets every held-out image right.
+  // The labels are the CNN's own predictions: the spread network gets every held-out image right, and
+  // the range-by-range bias (12 levels from 12 steps, not the CNN's 4) does not.
+  REQUIRE(fc.find("levels 100.00") != std::string::npos);
+  REQUIRE(fc.rfind("levels", 0) == 0);
+  REQUIRE(r.parameters.at("choices").rfind("levels", 0) == 0);
+  for (int i : net.neuron_nodes()) {
+    REQUIRE(net.neuron(i).config().max_spikes == 4.0f);
+    REQUIRE(net.neuron(i).bias().empty());
+  }
+  REQUIRE(agreement(net, images, 12).predictions >= 295);
 }

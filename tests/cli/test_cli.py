@@ -124,6 +124,38 @@ def main():
         path = os.path.join(figs, png)
         check(os.path.isfile(path) and os.path.getsize(path) > 10000, f"notebook wrote {png}")
 
+    # Signed spikes and "levels": the examples QCFS VGG (L = 8) equals its CNN at t = T for T >= L.
+    vgg = os.path.join(a.repo, "examples", "models", "vgg_qcfs.pt")
+    signed = os.path.join(a.work, "vgg_signed.snn.h5")
+    run([snnc, "convert", vgg, "-o", signed, "--mean", "0.2860", "--std", "0.3530", "--input-shape", "1,28,28",
+         "--spikes", "signed", "--quiet"])
+    check("spikes=signed" in run([snnc, "info", signed]).stdout, "info shows signed spikes")
+    levels16 = os.path.join(a.work, "vgg_levels16.snn.h5")
+    run([snnc, "calibrate", signed, "-o", levels16, "--method", "levels", "--T", "16", "--quiet"])
+    check("snn_theta=2*theta" in run([snnc, "info", levels16]).stdout and
+          "(max 8)" in run([snnc, "info", levels16]).stdout, "levels for T = 16: threshold 2θ, at most 8 spikes")
+    lv = json.loads(run([snnc, "sweep", levels16, "--data", "fashion-mnist:test", "--T", "16", "--limit", "500",
+                         "--json"]).stdout)
+    plain = json.loads(run([snnc, "sweep", signed, "--data", "fashion-mnist:test", "--T", "16", "--limit", "500",
+                            "--json"]).stdout)
+    check(abs(lv["accuracy"][-1] - lv["ann_accuracy"]) <= 0.6,
+          f"levels: SNN at t = T equals its CNN within 3 of 500 images ({lv['accuracy'][-1]:.1f} vs {lv['ann_accuracy']:.1f} %)")
+    check(lv["accuracy"][-1] > plain["accuracy"][-1],
+          f"levels beats the unspread network at t = 16 ({lv['accuracy'][-1]:.1f} vs {plain['accuracy'][-1]:.1f} %)")
+    p = run([snnc, "export", signed, "-o", os.path.join(a.work, "signed.nir")], expect_ok=False)
+    check(p.returncode == 1 and "signed spikes" in p.stderr, "NIR export refuses signed spikes, saying why")
+    p = run([snnc, "convert", vgg, "-o", os.path.join(a.work, "bad.snn.h5"), "--input-shape", "1,28,28",
+             "--spikes", "signed", "--reset", "zero"], expect_ok=False)
+    check(p.returncode == 1 and "--spikes signed needs reset by subtraction" in p.stderr,
+          "signed spikes with reset to zero is refused")
+    # The default: signed with reset by subtraction, binary with reset to zero.
+    dflt = os.path.join(a.work, "vgg_default.snn.h5")
+    run([snnc, "convert", vgg, "-o", dflt, "--input-shape", "1,28,28", "--quiet"])
+    check("spikes=signed" in run([snnc, "info", dflt]).stdout, "convert's default spikes are signed")
+    zero = os.path.join(a.work, "vgg_zero.snn.h5")
+    run([snnc, "convert", vgg, "-o", zero, "--input-shape", "1,28,28", "--reset", "zero", "--quiet"])
+    check("spikes=signed" not in run([snnc, "info", zero]).stdout, "with --reset zero the default spikes are binary")
+
     # Errors: clear message naming the culprit, exit code 1, nothing written.
     def error_case(cmd, needle, what, out=None):
         p = run(cmd, expect_ok=False)

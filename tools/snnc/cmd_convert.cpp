@@ -33,7 +33,7 @@ struct ConvertArgs {
   float beta = 0.9f;
   std::string reset = "subtract";
   float v_init = 0.5f;
-  std::string spikes = "binary";
+  std::string spikes = "auto";
   bool limit_given = false;
   bool no_check = false;
   double check_tolerance = 1e-3;
@@ -111,9 +111,7 @@ void run_convert(const ConvertArgs& a) {
   co.neuron.beta = a.beta;
   co.neuron.reset = snn::parse_reset(a.reset);
   co.neuron.v_init = a.v_init;
-  co.neuron.spikes = snn::parse_spikes(a.spikes);
-  if (co.neuron.spikes == snn::Spikes::Signed && co.neuron.reset != snn::Reset::Subtract)
-    throw snn::Error("--spikes signed needs --reset subtract (a negative spike takes back a positive one's θ)");
+  co.neuron.spikes = snn::resolve_spikes(a.spikes, co.neuron.reset, "--spikes");
   co.norm.method = parse_norm_method(a.norm);
   co.norm.percentile = a.percentile;
   co.norm.timesteps = a.norm_timesteps;
@@ -274,9 +272,10 @@ void register_convert(CLI::App& app) {
   cmd->add_option("--v-init", args->v_init, "Initial membrane potential as a fraction of the threshold (default 0.5)")
       ->check(real_in(0.0, 1.0));
   cmd->add_option("--spikes", args->spikes,
-                  "Spikes: binary (0 or θ; default) or signed (−θ when a neuron has fired more than its summed "
-                  "input warrants: the net output tracks the CNN's activation step by step)")
-      ->check(CLI::IsMember({"binary", "signed"}));
+                  "Spikes: signed (−θ when a neuron has fired more than its summed input warrants, so its net "
+                  "output tracks the CNN's activation step by step), binary (0 or θ), or auto (default: signed "
+                  "with --reset subtract, binary with --reset zero)")
+      ->check(CLI::IsMember({"auto", "binary", "signed"}));
   cmd->add_flag("--no-check", args->no_check, "Skip the faithfulness check against LibTorch (not recommended)");
   cmd->add_option("--check-tolerance", args->check_tolerance,
                    "Faithfulness: largest difference from LibTorch per layer, relative to the layer's largest "

@@ -54,6 +54,10 @@ NeuronModel parse_neuron_model(const std::string& s);     // "if" | "lif"
 Reset parse_reset(const std::string& s);                  // "subtract" | "zero"
 SourceActivation parse_activation(const std::string& s);  // "relu" | "clip" | "qcfs"
 Spikes parse_spikes(const std::string& s);                // "binary" | "signed"
+// A front end's spike option: "binary", "signed", or "auto" (the converters' default): signed with
+// reset by subtraction, binary with reset to zero (which discards the excess a negative spike would
+// take back). Signed with reset to zero is refused, naming `option`.
+Spikes resolve_spikes(const std::string& s, Reset reset, const std::string& option);
 
 namespace neuron {
 

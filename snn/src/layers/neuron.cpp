@@ -21,7 +21,14 @@ std::string to_string(Spikes s) { return s == Spikes::Binary ? "binary" : "signe
 Spikes parse_spikes(const std::string& s) {
   if (s == "binary") return Spikes::Binary;
   if (s == "signed") return Spikes::Signed;
-  throw Error("unknown spike kind '" + s + "' (expected binary or signed)");
+  throw Error("unknown spike kind '" + s + "' (expected binary or signed, or auto in the converters)");
+}
+Spikes resolve_spikes(const std::string& s, Reset reset, const std::string& option) {
+  if (s == "auto") return reset == Reset::Subtract ? Spikes::Signed : Spikes::Binary;
+  const Spikes spikes = parse_spikes(s);
+  if (spikes == Spikes::Signed && reset != Reset::Subtract)
+    throw Error(option + " signed needs reset by subtraction (a negative spike takes back a positive one's θ)");
+  return spikes;
 }
 NeuronModel parse_neuron_model(const std::string& s) {
   if (s == "if") return NeuronModel::IF;

@@ -20,6 +20,10 @@
 // cannot change the accuracy at earlier ones. Cost: about three calibrations for T plus a held-out sweep
 // per range and candidate, plus two ftbc-exact calibrations when there are ReLU thresholds to choose.
 //
+// Last, for signed QCFS networks with T >= L (levels_calibration.hpp): "levels" (no bias) reproduces
+// the CNN at t = T but not before; it replaces the range-by-range bias when it does better on the
+// held-out images at t = T, the step the calibration is for. The report says which ("final_choice").
+//
 // The held-out images come from the calibration data, never from the evaluation set: they are the last
 // `holdout` images of the seeded shuffle whose first batches × batch_size images the candidates fit on
 // (so the two never overlap). The report records the choices and their held-out accuracies.

@@ -26,5 +26,7 @@ class LevelsCalibrator : public Calibrator {
 // Sets every signed QCFS layer with L ≤ T to θ·T/L and a cap of L net spikes (no bias); returns how
 // many layers it set. Throws, naming the layer, when the network has a binary QCFS layer.
 int64_t spread_levels_over_steps(Network& net, int64_t timesteps);
+// Whether the spread reproduces every QCFS layer at t = T: there is one, and each is signed with L <= T.
+bool levels_apply(const Network& net, int64_t timesteps);
 
 }  // namespace snn::conversion
