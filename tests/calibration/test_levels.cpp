@@ -52,6 +52,23 @@ Agreement agreement(const Network& net, const Tensor& images, int64_t T) {
   return a;
 }
 
+// The images labelled by the network's own ANN view: accuracy then measures agreement with the CNN.
+Dataset ann_labelled(const Network& net, const Tensor& images) {
+  CpuBackend cpu(2);
+  const Tensor logits = cpu.forward_ann(net, images);
+  Dataset d;
+  d.images = images;
+  d.num_classes = int32_t(logits.dim(1));
+  for (int64_t b = 0; b < logits.dim(0); ++b) {
+    int32_t best = 0;
+    for (int32_t k = 1; k < d.num_classes; ++k)
+      if (logits[b * d.num_classes + k] > logits[b * d.num_classes + best]) best = k;
+    d.labels.push_back(best);
+  }
+  d.source = "synthetic";
+  return d;
+}
+
 CalibrationOptions for_T(int64_t T) {
   CalibrationOptions o;
   o.timesteps = T;
@@ -116,17 +133,7 @@ TEST_CASE("ftbc-auto: signed networks also try each range without a fitted bias"
   o.batch_size = 64;
   for (Spikes spikes : {Spikes::Binary, Spikes::Signed}) {
     Network net = with_spikes(snn_test::small_cnn(rng, SourceActivation::QCFS, 4), spikes);
-    Dataset d;
-    d.images = images;
-    d.num_classes = 10;
-    const Tensor logits = cpu.forward_ann(net, images);
-    for (int64_t b = 0; b < 300; ++b) {
-      int32_t best = 0;
-      for (int32_t k = 1; k < 10; ++k)
-        if (logits[b * 10 + k] > logits[b * 10 + best]) best = k;
-      d.labels.push_back(best);
-    }
-    d.source = "synthetic";
+    const Dataset d = ann_labelled(net, images);
     const CalibrationReport r = make_calibrator("ftbc-auto")->calibrate(net, cpu, d, o);
     const std::string scores = r.parameters.at("held_out_accuracy");
     INFO(to_string(spikes) << ": " << scores << "; choices " << r.parameters.at("choices"));
@@ -197,17 +204,7 @@ TEST_CASE("ftbc-auto: for T > L a signed QCFS network ends as its CNN at t = T",
   o.batches = 2;
   o.batch_size = 64;
   Network net = with_spikes(snn_test::small_cnn(rng, SourceActivation::QCFS, 4), Spikes::Signed);
-  Dataset d;
-  d.images = images;
-  d.num_classes = 10;
-  const Tensor logits = cpu.forward_ann(net, images);
-  for (int64_t b = 0; b < 300; ++b) {
-    int32_t best = 0;
-    for (int32_t k = 1; k < 10; ++k)
-      if (logits[b * 10 + k] > logits[b * 10 + best]) best = k;
-    d.labels.push_back(best);
-  }
-  d.source = "synthetic";
+  const Dataset d = ann_labelled(net, images);
   const CalibrationReport r = make_calibrator("ftbc-auto")->calibrate(net, cpu, d, o);
   const std::string& fc = r.parameters.at("final_choice");
   INFO("final choice: " << fc << "; choices " << r.parameters.at("choices"));
