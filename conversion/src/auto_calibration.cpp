@@ -162,7 +162,8 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
   const Dataset held_out = dataset_subset(data, held_out_indices(opts, data.size(), held), "held out");
   clear_calibration(net);  // whatever calibration the network came with (biases, spike scales and caps)
 
-  // First the thresholds of ReLU layers (they shape every step), then the biases.
+  // First the thresholds of ReLU layers and the spike scales of signed QCFS layers short of levels
+  // (they shape every step), then the biases.
   std::string threshold_scores;
   const std::string thresholds = choose_thresholds(net, backend, data, held_out, opts, &threshold_scores);
 
@@ -194,6 +195,7 @@ CalibrationReport AutoCalibrator::calibrate(Network& net, Backend& backend, cons
     }
     if (signed_spikes)
       for (const bool cancel : {false, true}) {
+        if (cancel && first == 1) continue;  // nothing earlier to take back: the same as "none"
         Network trial = with_rows(chosen, first, last, cancel);
         const double score = held_out_score(backend, trial, held_out, opts, first, last, false);
         const char* name = cancel ? "cancel" : "none";

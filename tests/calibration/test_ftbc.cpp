@@ -189,7 +189,7 @@ TEST_CASE("ftbc-auto: held-out images are calibration images the fit never sees"
   REQUIRE(doubling_ranges(1) == std::vector<std::pair<int64_t, int64_t>>{{1, 1}});
 }
 
-TEST_CASE("ftbc-auto: chooses on the held-out images; at step 1 no candidate alone does better there", "[ftbc]") {
+TEST_CASE("ftbc-auto: chooses on the held-out images, and at step 1 no candidate alone does better there", "[ftbc]") {
   std::mt19937 rng(48);
   const Tensor calib = random_tensor({400, 2, 8, 8}, rng, 0.0f, 1.0f);
   Network net = max_norm_network(rng, calib, /*residual=*/true, 0.0f);

@@ -112,7 +112,7 @@ TEST_CASE("levels: a signed QCFS network equals its CNN at t = T for every T >= 
   }
 }
 
-TEST_CASE("levels: T < L leaves a layer as it is; binary and ReLU networks are refused", "[levels]") {
+TEST_CASE("levels: T < L leaves a layer as it is, and binary or ReLU networks are refused", "[levels]") {
   std::mt19937 rng(82);
   Network net = with_spikes(snn_test::small_cnn(rng, SourceActivation::QCFS, 8), Spikes::Signed);
   REQUIRE(spread_levels_over_steps(net, 4) == 0);

@@ -239,7 +239,7 @@ TEST_CASE("a damaged central directory is caught, naming the entry", "[archive]"
   }
 }
 
-TEST_CASE("zip64 and deflated archives written by other tools pass; their damage is caught", "[archive]") {
+TEST_CASE("zip64 and deflated archives written by other tools pass, and their damage is caught", "[archive]") {
   for (bool zip64 : {false, true}) {
     INFO("zip64: " << zip64);
     Bytes b = make_zip(torchscript_entries(), zip64);

@@ -100,7 +100,7 @@ TEST_CASE("Poisson encoding: rate = intensity, a function of (seed, t, element) 
   REQUIRE(cpu.simulate(net, x, o).spikes != whole.spikes);
 }
 
-TEST_CASE("neuron core: compile-time and run-time steps agree; bias lookup rules", "[neuron]") {
+TEST_CASE("neuron core: compile-time and run-time steps agree, and the bias lookup rules", "[neuron]") {
   std::mt19937 rng(63);
   std::normal_distribution<float> nd(0.3f, 0.7f);
   for (int model = 0; model < 2; ++model)

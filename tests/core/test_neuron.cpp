@@ -50,7 +50,7 @@ TEST_CASE("LIF neuron leaks before integrating", "[neuron]") {
   REQUIRE(run(f, {0.6f, 0.6f})[1] == 1.0f);
 }
 
-TEST_CASE("spikes carry the threshold; per-channel thresholds", "[neuron]") {
+TEST_CASE("spikes carry the threshold, per-channel thresholds too", "[neuron]") {
   NeuronConfig cfg;
   cfg.v_init = 0.0f;
   NeuronLayer n("n", 2, {2.0f, 0.5f}, SourceActivation::ReLU, 0, cfg);
