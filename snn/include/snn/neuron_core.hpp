@@ -111,14 +111,13 @@ template <bool kLeaky>
 SNN_HD float signed_step(float& v, float& n, float x, float bias, float theta, float beta, float max_spikes) {
   float vi = kLeaky ? mul(beta, v) : v;
   vi = add(vi, sub(x, bias));
-  float s = 0.0f;
-  if (vi >= theta && n < max_spikes) {
-    s = theta;
-    n = add(n, 1.0f);
-  } else if (vi < 0.0f && n > 0.0f) {
-    s = -theta;
-    n = sub(n, 1.0f);
-  }
+  // Branch-free (the kernels' loops vectorise): sign is +1, −1 or 0, and every product and sum below is
+  // exact, so this is the same as choosing s among θ, −θ and 0.
+  const float up = (vi >= theta && n < max_spikes) ? 1.0f : 0.0f;
+  const float down = (vi < 0.0f && n > 0.0f) ? 1.0f : 0.0f;
+  const float sign = sub(up, down);
+  const float s = mul(sign, theta);
+  n = add(n, sign);
   v = sub(vi, s);
   return s;
 }
