@@ -14,6 +14,7 @@
 
 using namespace snn;
 using namespace snn::conversion;
+using snn_test::ann_labelled;
 using snn_test::random_tensor;
 
 namespace {
@@ -36,23 +37,6 @@ Network max_norm_network(std::mt19937& rng, const Tensor& calib, bool residual =
     net.neuron(i).set_threshold({m});
   }
   return net;
-}
-
-// Labels = the ANN's own predictions, so SNN accuracy measures agreement with the ANN.
-Dataset ann_labelled(const Network& net, const Tensor& images) {
-  CpuBackend cpu(2);
-  const Tensor logits = cpu.forward_ann(net, images);
-  Dataset d;
-  d.images = images;
-  d.num_classes = int32_t(logits.dim(1));
-  for (int64_t b = 0; b < logits.dim(0); ++b) {
-    int32_t best = 0;
-    for (int64_t k = 1; k < logits.dim(1); ++k)
-      if (logits[b * logits.dim(1) + k] > logits[b * logits.dim(1) + best]) best = int32_t(k);
-    d.labels.push_back(best);
-  }
-  d.source = "synthetic";
-  return d;
 }
 
 // Sum of the spike output per layer, per step, per channel on `images` (the backend's per-channel means

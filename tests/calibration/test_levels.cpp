@@ -12,6 +12,7 @@
 
 using namespace snn;
 using namespace snn::conversion;
+using snn_test::ann_labelled;
 using snn_test::random_tensor;
 
 namespace {
@@ -50,23 +51,6 @@ Agreement agreement(const Network& net, const Tensor& images, int64_t T) {
     a.predictions += sim.predictions[size_t((T - 1) * B + b)] == int32_t(best);
   }
   return a;
-}
-
-// The images labelled by the network's own ANN view: accuracy then measures agreement with the CNN.
-Dataset ann_labelled(const Network& net, const Tensor& images) {
-  CpuBackend cpu(2);
-  const Tensor logits = cpu.forward_ann(net, images);
-  Dataset d;
-  d.images = images;
-  d.num_classes = int32_t(logits.dim(1));
-  for (int64_t b = 0; b < logits.dim(0); ++b) {
-    int32_t best = 0;
-    for (int32_t k = 1; k < d.num_classes; ++k)
-      if (logits[b * d.num_classes + k] > logits[b * d.num_classes + best]) best = k;
-    d.labels.push_back(best);
-  }
-  d.source = "synthetic";
-  return d;
 }
 
 CalibrationOptions for_T(int64_t T) {

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "snn/cpu/kernel.hpp"
+#include "snn/cpu_backend.hpp"
+#include "snn/dataset.hpp"
 #include "snn/layers/all.hpp"
 #include "snn/network.hpp"
 
@@ -66,6 +68,24 @@ inline snn::Network small_cnn(std::mt19937& rng, snn::SourceActivation act = snn
   net.add(std::make_unique<Flatten>("flatten"));
   net.add(std::make_unique<Linear>("fc", random_tensor({10, 24}, rng, -0.5f, 0.5f), random_tensor({10}, rng)));
   return net;
+}
+
+// The images labelled by the network's own ANN view (argmax of its logits), so that SNN accuracy
+// measures agreement with the CNN.
+inline snn::Dataset ann_labelled(const snn::Network& net, const snn::Tensor& images) {
+  snn::CpuBackend cpu(2);
+  const snn::Tensor logits = cpu.forward_ann(net, images);
+  snn::Dataset d;
+  d.images = images;
+  d.num_classes = int32_t(logits.dim(1));
+  for (int64_t b = 0; b < logits.dim(0); ++b) {
+    int32_t best = 0;
+    for (int64_t k = 1; k < logits.dim(1); ++k)
+      if (logits[b * logits.dim(1) + k] > logits[b * logits.dim(1) + best]) best = int32_t(k);
+    d.labels.push_back(best);
+  }
+  d.source = "synthetic";
+  return d;
 }
 
 }  // namespace snn_test
