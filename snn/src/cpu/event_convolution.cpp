@@ -18,7 +18,7 @@ namespace {
 // (ResNet-18's 256–512) streamed the weights from L2 or beyond. Measured with bench/kernel_paths on the
 // ResNet-18 layers (machine too noisy to separate 80 from 160 KiB; 36 KiB, 16-channel blocks, lost to
 // the shorter event runs it makes).
-constexpr int64_t kBlockBytes = 80 * 1024;
+constexpr int64_t kBlockBytes = 24 * 1024;
 // Output partial sums of a band of output rows (one tile wide) are kept within this, also in L1.
 constexpr int64_t kBandBytes = 16 * 1024;
 // Input floats per block of samples whose events are listed together (and share each weight tile's
@@ -107,7 +107,7 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
   tiles_ = (g.out_channels + tile_ - 1) / tile_;
   // All input channels in one block where that fits kBlockBytes; otherwise blocks of a multiple of 16
   // (the compress width), at least 16.
-  const int64_t fit = kBlockBytes / (taps * tile_ * int64_t(sizeof(float)));
+  const int64_t fit = kBlockBytes / (g.kernel_w * tile_ * int64_t(sizeof(float)));
   block_channels_ = g.in_channels <= fit ? g.in_channels : std::max<int64_t>(16, fit / 16 * 16);
   blocks_ = (g.in_channels + block_channels_ - 1) / block_channels_;
   band_rows_ = std::clamp<int64_t>(kBandBytes / (g.out_w * tile_ * int64_t(sizeof(float))), 1, g.out_h);
@@ -140,33 +140,39 @@ void EventConvolution::run_tile(const SampleEvents& ev, int64_t tile, float* ban
   const float* bt = bias_.data() + tile * kTile;
   const int32_t* idx = ev.index.data();
   const float* val = ev.value.data();
+  Vec16 bias[kVecs];
+  for (int k = 0; k < kVecs; ++k) bias[k] = load16(bt + 16 * k);
   for (int64_t oy0 = 0; oy0 < g.out_h; oy0 += band_rows_) {
     const int64_t rows = std::min(band_rows_, g.out_h - oy0);
+    for (int64_t p = 0; p < rows * g.out_w; ++p)
+      for (int k = 0; k < kVecs; ++k) store16(band + p * kTile + 16 * k, bias[k]);
     for (int64_t b = 0; b < blocks_; ++b) {
       const float* wt = weight_.data() + (tile * blocks_ + b) * taps * bc * kTile;
       const int32_t* begin = ev.begin.data() + b * positions;
-      for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
-        const int64_t iy0 = oy * g.stride_h - g.pad_h;
-        const int64_t ky0 = std::max<int64_t>(0, -iy0), ky1 = std::min<int64_t>(g.kernel_h, g.height - iy0);
-        float* partial = band + (oy - oy0) * g.out_w * kTile;
-        for (int64_t ox = 0; ox < g.out_w; ++ox) {
-          const int64_t ix0 = ox * g.stride_w - g.pad_w;
-          const int64_t x0 = std::max<int64_t>(0, ix0), x1 = std::min<int64_t>(g.width, ix0 + g.kernel_w);
-          // Two accumulator chains (even and odd events of a window row) hide the FMA latency; the
-          // first starts from the bias (first block) or the earlier blocks' partial sum.
-          Vec16 acc[kVecs], odd[kVecs];
-          float* dst = partial + ox * kTile;
-          for (int k = 0; k < kVecs; ++k) {
-            acc[k] = load16((b == 0 ? bt : dst) + 16 * k);
-            odd[k] = Vec16{};
-          }
-          for (int64_t ky = ky0; ky < ky1; ++ky) {
-            const int64_t y = iy0 + ky;
+      // One kernel row at a time: its weights (kernel_w · block channels · tile) stay in L1 while the
+      // band's outputs gather their window row from it.
+      for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
+        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+          const int64_t y = oy * g.stride_h - g.pad_h + ky;
+          if (y < 0 || y >= g.height) continue;
+          float* partial = band + (oy - oy0) * g.out_w * kTile;
+          const int32_t* row_begin = begin + y * g.width;
+          for (int64_t ox = 0; ox < g.out_w; ++ox) {
+            const int64_t ix0 = ox * g.stride_w - g.pad_w;
+            const int64_t x0 = std::max<int64_t>(0, ix0), x1 = std::min<int64_t>(g.width, ix0 + g.kernel_w);
+            int64_t e = row_begin[x0];
+            const int64_t end = row_begin[x1];  // the next position's start (or the next row's)
+            if (e == end) continue;
             // Window row y, columns [x0, x1): one contiguous run of the block's events. An event's tap
-            // is (ky, x − ix0), so its weight row is at ((ky·kw − ix0)·bc + index)·kTile.
+            // is (ky, x − ix0), so its weight row is at ((ky·kw − ix0)·bc + index)·kTile. Two
+            // accumulator chains (even and odd events) hide the FMA latency.
             const int64_t w0 = (ky * g.kernel_w - ix0) * bc * kTile;  // may be negative; w0 + index·kTile is not
-            int64_t e = begin[y * g.width + x0];
-            const int64_t end = begin[y * g.width + x1 - 1 + 1];
+            float* dst = partial + ox * kTile;
+            Vec16 acc[kVecs], odd[kVecs];
+            for (int k = 0; k < kVecs; ++k) {
+              acc[k] = load16(dst + 16 * k);
+              odd[k] = Vec16{};
+            }
             for (; e + 2 <= end; e += 2) {
               const float* wa = wt + (w0 + int64_t(idx[e]) * kTile);
               const float* wb = wt + (w0 + int64_t(idx[e + 1]) * kTile);
@@ -181,8 +187,8 @@ void EventConvolution::run_tile(const SampleEvents& ev, int64_t tile, float* ban
               const float* wa = wt + (w0 + int64_t(idx[e]) * kTile);
               for (int k = 0; k < kVecs; ++k) acc[k] = fma16(acc[k], val[e], load16(wa + 16 * k));
             }
+            for (int k = 0; k < kVecs; ++k) store16(dst + 16 * k, acc[k] + odd[k]);
           }
-          for (int k = 0; k < kVecs; ++k) store16(dst + 16 * k, acc[k] + odd[k]);
         }
       }
     }
@@ -200,7 +206,7 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
     // Buffers per thread, kept across calls and layers (the team's threads persist) and only ever
     // grown: no allocation, page faults or zero-fill per call.
     thread_local std::vector<SampleEvents> events;
-    thread_local std::vector<float> band, staging;  // staging: the last tile when out_channels % tile_ != 0
+    thread_local AlignedVector<float> band, staging;  // staging: the last tile when out_channels % tile_ != 0
     if (events.size() < size_t(block)) events.resize(size_t(block));
     if (band.size() < size_t(band_rows_ * g_.out_w * tile_)) band.resize(size_t(band_rows_ * g_.out_w * tile_));
 #pragma omp for schedule(dynamic)

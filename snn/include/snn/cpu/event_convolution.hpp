@@ -6,18 +6,20 @@
 // contiguous run of a block's events; per output position it walks those runs and adds v times the
 // contiguous weight row W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide
 // the FMA latency). Weights are stored transposed in blocks of (output-channel tile × input-channel
-// block) sized to stay close while the block's events are gathered (weight loads bound this kernel);
-// partial sums of a band of output rows stay in L1 across the blocks, and each band is transposed back
-// into the NCHW output.
+// block), sized so that one kernel row of a block stays in L1 while a band of output rows gathers from
+// it (weight loads bound this kernel); the band's partial sums stay in L1 across blocks and kernel rows,
+// and each band is transposed back into the NCHW output.
 //
-// Summation order per output: per input-channel block, window rows in order, events alternately into
-// two chains, chain 0 starting from bias (first block) or the previous blocks' sum, then chain 0 +
-// chain 1; deterministic and independent of threads, but not the dense GEMM's order, and fused
-// multiply-adds where the machine has them (vec16.hpp): results differ from the dense path by
-// rounding. Linear layers have their own event kernel (event_linear.hpp).
+// Summation order per output: bias, then per input-channel block and per kernel row in order, that
+// window row's events alternately into two chains (chain 0 starting from the running sum, chain 1 from
+// zero), then chain 0 + chain 1; deterministic and independent of threads, but not the dense GEMM's
+// order, and fused multiply-adds where the machine has them (vec16.hpp): results differ from the dense
+// path by rounding. Linear layers have their own event kernel (event_linear.hpp).
 #pragma once
 #include <cstdint>
 #include <vector>
+
+#include "snn/cpu/aligned_vector.hpp"
 
 namespace snn::cpu {
 
@@ -57,8 +59,8 @@ class EventConvolution {
   int64_t block_channels_ = 1;  // input channels per weight block (all of them where they fit)
   int64_t blocks_ = 1;
   int64_t band_rows_ = 1;       // output rows whose partial sums are kept across the blocks
-  std::vector<float> weight_;  // [tile][block][kernel_h][kernel_w][block_channels_][tile_], zero-padded
-  std::vector<float> bias_;    // [tiles_ · tile_], zero-padded
+  AlignedVector<float> weight_;  // [tile][block][kernel_h][kernel_w][block_channels_][tile_], zero-padded
+  AlignedVector<float> bias_;    // [tiles_ · tile_], zero-padded
   std::vector<char> row_used_;  // per input row: read by some output (a stride beyond the kernel skips rows)
 };
 

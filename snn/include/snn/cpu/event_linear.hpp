@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "snn/cpu/aligned_vector.hpp"
+
 namespace snn::cpu {
 
 class EventLinear {
@@ -29,8 +31,8 @@ class EventLinear {
 
   int64_t in_, out_;
   int64_t tile_ = 16, tiles_ = 1;
-  std::vector<float> weight_;  // [tile][in][tile_], zero-padded
-  std::vector<float> bias_;    // [tiles_ · tile_], zero-padded
+  AlignedVector<float> weight_;  // [tile][in][tile_], zero-padded
+  AlignedVector<float> bias_;    // [tiles_ · tile_], zero-padded
 };
 
 }  // namespace snn::cpu
