@@ -1,8 +1,8 @@
 // CPU kernel of MaxPool2d. ANN view: max pooling. SNN view: the exact spiking rule of pooling.hpp: a
 // running sum of every input, and at each step the increase of the window's largest running sum.
 // Windows are separable (rows depend only on oy, columns only on ox, adaptive windows included), so a
-// window's max is taken in two passes: over its columns for every input row, then over its rows. A max
-// is exact in any order, so this equals the direct window scan.
+// window's max is taken in two passes: over its rows, then over its columns. A max is exact in any
+// order, so this equals the direct window scan.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -31,6 +31,7 @@ class MaxPoolKernel : public Kernel {
     for (int64_t ox = 0; ox < out_[2]; ++ox) {
       const PoolWindow win = pool_window(g_, 0, ox);
       cols_.emplace_back(win.x0, win.x1);
+      full_width_ = std::max(full_width_, win.x1 - win.x0);
     }
   }
 
@@ -40,10 +41,10 @@ class MaxPoolKernel : public Kernel {
     out.resize({n, c, ho, wo});
 #pragma omp parallel
     {
-      std::vector<float> column_max(size_t(h * wo));
+      std::vector<float> scratch(static_cast<size_t>(scratch_size()));
 #pragma omp for schedule(static)
       for (int64_t p = 0; p < n * c; ++p)
-        window_max(x.data() + p * h * w, column_max.data(), out.data() + p * ho * wo);
+        window_max(x.data() + p * h * w, scratch.data(), out.data() + p * ho * wo);
     }
   }
 
@@ -63,7 +64,7 @@ class MaxPoolKernel : public Kernel {
     // Planes (image, channel) are independent; time runs sequentially inside each.
 #pragma omp parallel
     {
-      std::vector<float> column_max(size_t(h * wo)), best(size_t(ho * wo));
+      std::vector<float> scratch(static_cast<size_t>(scratch_size())), best(size_t(ho * wo));
 #pragma omp for schedule(static)
       for (int64_t p = 0; p < b * c; ++p) {
         float* acc = st->sum.data() + p * h * w;
@@ -72,7 +73,7 @@ class MaxPoolKernel : public Kernel {
           const float* in = x.data() + (t * b * c + p) * h * w;
           float* o = out.data() + (t * b * c + p) * ho * wo;
           for (int64_t i = 0; i < h * w; ++i) acc[i] += in[i];
-          window_max(acc, column_max.data(), best.data());
+          window_max(acc, scratch.data(), best.data());
           // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input
           // then gives a negative output, exactly like max pooling of the first step's values.
           for (int64_t k = 0; k < ho * wo; ++k) {
@@ -85,34 +86,47 @@ class MaxPoolKernel : public Kernel {
   }
 
  private:
-  // out[oy][ox] = the max of plane over the window (oy, ox); column_max: h × out_w scratch.
-  void window_max(const float* plane, float* column_max, float* out) const {
+  // out[oy][ox] = the max of plane over the window (oy, ox); row_max: scratch_size() floats.
+  // Rows first: the max over each output row's input rows is a contiguous, vectorised pass; then per
+  // output row a sliding max of the full window width (again contiguous passes), from which each output
+  // column picks its window's start. Columns whose window is clipped (borders, ceil_mode, adaptive
+  // windows of another width) take the direct max over their columns.
+  void window_max(const float* plane, float* row_max, float* out) const {
     const int64_t w = in_[2], ho = out_[1], wo = out_[2];
-    const int64_t y_lo = rows_.front().first, y_hi = rows_.back().second;
-    for (int64_t y = y_lo; y < y_hi; ++y) {
-      const float* r = plane + y * w;
-      float* cm = column_max + y * wo;
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        float m = -std::numeric_limits<float>::infinity();
-        for (int64_t ix = cols_[size_t(ox)].first; ix < cols_[size_t(ox)].second; ++ix) m = std::max(m, r[ix]);
-        cm[ox] = m;
-      }
-    }
+    float* slide = row_max + ho * w;  // w floats
     for (int64_t oy = 0; oy < ho; ++oy) {
-      float* o = out + oy * wo;
+      float* v = row_max + oy * w;
       const auto [y0, y1] = rows_[size_t(oy)];
-      std::copy(column_max + y0 * wo, column_max + (y0 + 1) * wo, o);
+      std::copy(plane + y0 * w, plane + (y0 + 1) * w, v);
       for (int64_t y = y0 + 1; y < y1; ++y) {
-        const float* cm = column_max + y * wo;
-        for (int64_t ox = 0; ox < wo; ++ox) o[ox] = std::max(o[ox], cm[ox]);
+        const float* r = plane + y * w;
+        for (int64_t x = 0; x < w; ++x) v[x] = std::max(v[x], r[x]);
+      }
+      const int64_t reach = w - full_width_ + 1;  // slide[x] = max of v[x, x + full_width_)
+      std::copy(v, v + reach, slide);
+      for (int64_t j = 1; j < full_width_; ++j)
+        for (int64_t x = 0; x < reach; ++x) slide[x] = std::max(slide[x], v[x + j]);
+      float* o = out + oy * wo;
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        const auto [x0, x1] = cols_[size_t(ox)];
+        if (x1 - x0 == full_width_) {
+          o[ox] = slide[x0];
+        } else {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t ix = x0; ix < x1; ++ix) m = std::max(m, v[ix]);
+          o[ox] = m;
+        }
       }
     }
   }
+
+  int64_t scratch_size() const { return (out_[1] + 1) * in_[2]; }
 
  private:
   Shape in_, out_;
   PoolGeometry g_;  // windows as PyTorch's, ceil_mode included; never empty, so −∞ never escapes
   std::vector<std::pair<int64_t, int64_t>> rows_, cols_;  // per output row / column: input rows / columns
+  int64_t full_width_ = 1;  // the widest column window (the unclipped kernel width)
 };
 
 const bool registered = kernels().add("maxpool2d", [](const Layer& l, const std::vector<Shape>& in) {
