@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <omp.h>
 
 #include "snn/accountant.hpp"
@@ -116,6 +117,17 @@ class CpuProgram : public Program {
   void set_neuron_bias(int node, const Tensor& bias, bool constant) override { spiking(node).set_bias(bias, constant); }
 
   std::vector<std::unique_ptr<cpu::Kernel>> kernels;
+
+  // simulate_slice's activation buffers, kept from one call to the next: a sweep simulates batch after
+  // batch of the same shapes, and fresh buffers page-fault (and zero) a few hundred MiB each time: on
+  // ResNet-18 3x224x224 ~0.9 M page faults per 64 images, ~20 % of the sweep. A call that finds them busy
+  // (concurrent simulations of one program) uses buffers of its own.
+  struct Buffers {
+    std::vector<Tensor> static_out, outs, repeated;
+    Tensor x_chunk;
+  };
+  Buffers buffers;
+  std::mutex buffers_in_use;
 };
 
 // What a probe sees of one neuron layer on one chunk.
@@ -331,11 +343,18 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
 
   // Output buffers live across chunks: same shapes every chunk, so no reallocation or zero-filling
   // (serial page-fault work that otherwise rivals the GEMMs). Their total is what the chunk size allows.
-  std::vector<Tensor> static_out(static_cast<size_t>(N)), outs(static_cast<size_t>(N));
+  std::unique_lock<std::mutex> own_buffers(prog.buffers_in_use, std::try_to_lock);
+  CpuProgram::Buffers private_buffers;
+  CpuProgram::Buffers& buffers = own_buffers.owns_lock() ? prog.buffers : private_buffers;
+  std::vector<Tensor>& static_out = buffers.static_out;
+  std::vector<Tensor>& outs = buffers.outs;
+  static_out.resize(size_t(N));
+  outs.resize(size_t(N));
   // Static outputs repeated over a chunk's steps, for dynamic readers; slot N is the network input.
-  std::vector<Tensor> repeated(static_cast<size_t>(N) + 1);
+  std::vector<Tensor>& repeated = buffers.repeated;
+  repeated.resize(size_t(N) + 1);
   std::vector<int64_t> repeated_steps(static_cast<size_t>(N) + 1, 0);
-  Tensor x_chunk;
+  Tensor& x_chunk = buffers.x_chunk;
   // Per-step non-zero counts of dynamic outputs, counted once per chunk: a neuron's spikes feed the
   // accountant and every weight layer that reads them (which also learns their density from it).
   std::vector<std::vector<int64_t>> step_nonzeros(static_cast<size_t>(N));
@@ -382,7 +401,8 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         const bool j_static = plan.node_static(j);
         const Tensor& src = j == Network::kInput ? (plan.direct ? x_static : x_chunk)
                                                  : (j_static ? static_out[size_t(j)] : outs[size_t(j)]);
-        if (j_static && !plan.is_static[si]) {
+        // A probe replays steps from the chunk's input, so it gets every step spelled out.
+        if (j_static && !plan.is_static[si] && (probe || !prog.kernels[si]->reads_static_inputs())) {
           const size_t slot = j == Network::kInput ? size_t(N) : size_t(j);
           if (repeated_steps[slot] != steps) {
             repeat_steps(src, steps, repeated[slot]);
@@ -422,6 +442,12 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       }
       kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
       r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
+      // Spikes the kernel counted while writing them (a probe may rewrite the output, so not then).
+      const std::vector<int64_t>* counted = probed ? nullptr : kernel.output_nonzeros();
+      if (counted && int64_t(counted->size()) == steps) {
+        step_nonzeros[si] = *counted;
+        counted_at[si] = t0;
+      }
       r.profile[si].path = kernel.last_choice().path;
       r.profile[si].input_density = kernel.last_choice().input_density;
       if (probed) {

@@ -67,8 +67,11 @@ class Conv2dKernel : public EventWeightKernel {
 
   #pragma omp parallel
     {
-      std::vector<float> col(static_cast<size_t>(k * max_cols), 0.0f);
-      std::vector<float> res(static_cast<size_t>(cout_g * max_cols));
+      // Per thread, kept across calls and layers and only ever grown (no allocation, page faults or
+      // zero-fill per call: a sweep calls this for every chunk). im2col writes every entry it uses.
+      thread_local std::vector<float> col, res;
+      if (col.size() < size_t(k * max_cols)) col.resize(size_t(k * max_cols));
+      if (res.size() < size_t(cout_g * max_cols)) res.resize(size_t(cout_g * max_cols));
   #pragma omp for schedule(dynamic)
       for (int64_t bi = 0; bi < blocks; ++bi) {
         const int64_t i0 = bi * block, nb = std::min(block, n - i0), cols = padded_columns(nb * hw_out);

@@ -10,24 +10,41 @@ namespace {
 // n neurons of one plane, one step: s = spikes; returns nothing (callers count as they need). With a
 // second input (x2 non-null: a residual add fused into this layer) the input is x + x2, the same float
 // sum the add layer would have stored.
+// Returns the number of spikes (non-zero outputs), counted while they are in registers: the backend
+// needs them per step, and a second pass over the output would cost as much memory traffic again.
 template <bool kLeaky, bool kResetZero>
-inline void step_plane(const float* x, const float* x2, float* v, float* s, int64_t n, float theta, float bias,
-                       float beta) {
+inline int64_t step_plane(const float* x, const float* x2, float* v, float* s, int64_t n, float theta, float bias,
+                          float beta) {
+  int64_t fired = 0;
   if (x2)
-    for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i] + x2[i], bias, theta, beta);
+    for (int64_t i = 0; i < n; ++i) {
+      s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i] + x2[i], bias, theta, beta);
+      fired += s[i] != 0.0f;
+    }
   else
-    for (int64_t i = 0; i < n; ++i) s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
+    for (int64_t i = 0; i < n; ++i) {
+      s[i] = neuron::step<kLeaky, kResetZero>(v[i], x[i], bias, theta, beta);
+      fired += s[i] != 0.0f;
+    }
+  return fired;
 }
 
 // The same for signed neurons, whose net spike counts are in `count`.
 template <bool kLeaky>
-inline void signed_step_plane(const float* x, const float* x2, float* v, float* count, float* s, int64_t n,
-                              float theta, float bias, float beta, float cap) {
+inline int64_t signed_step_plane(const float* x, const float* x2, float* v, float* count, float* s, int64_t n,
+                                 float theta, float bias, float beta, float cap) {
+  int64_t fired = 0;
   if (x2)
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < n; ++i) {
       s[i] = neuron::signed_step<kLeaky>(v[i], count[i], x[i] + x2[i], bias, theta, beta, cap);
+      fired += s[i] != 0.0f;
+    }
   else
-    for (int64_t i = 0; i < n; ++i) s[i] = neuron::signed_step<kLeaky>(v[i], count[i], x[i], bias, theta, beta, cap);
+    for (int64_t i = 0; i < n; ++i) {
+      s[i] = neuron::signed_step<kLeaky>(v[i], count[i], x[i], bias, theta, beta, cap);
+      fired += s[i] != 0.0f;
+    }
+  return fired;
 }
 }  // namespace
 
@@ -72,48 +89,57 @@ void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor&
   const Tensor& x = *inputs[0];
   const Tensor* x2 = inputs.size() > 1 ? inputs[1] : nullptr;
   auto* st = static_cast<State*>(state);
-  out.resize(x.shape());
-  const int64_t B = chunk.batch, C = layer_.channels();
-  if (x.numel() != chunk.steps * B * C * inner_)
-    throw Error("layer '" + layer_.name() + "' (neuron): input " + to_string(x.shape()) + " does not fit the state");
-  if (x2 && x2->shape() != x.shape())
-    throw Error("layer '" + layer_.name() + "' (neuron): fused add inputs differ: " + to_string(x.shape()) + " and " +
-                to_string(x2->shape()));
+  const int64_t B = chunk.batch, C = layer_.channels(), step = B * C * inner_;
+  // An input of one step (a static producer's output, reads_static_inputs) is read at every step.
+  auto step_stride = [&](const Tensor& in, const char* what) -> int64_t {
+    if (in.numel() == chunk.steps * step) return step;
+    if (in.numel() == step) return 0;
+    throw Error("layer '" + layer_.name() + "' (neuron): " + what + " " + to_string(in.shape()) +
+                " does not fit the state (" + std::to_string(B) + " images, " + std::to_string(chunk.steps) +
+                " steps)");
+  };
+  const int64_t x_stride = step_stride(x, "input"), x2_stride = x2 ? step_stride(*x2, "fused add input") : 0;
+  Shape out_shape = x.shape();
+  if (x_stride == 0) out_shape[0] *= chunk.steps;
+  out.resize(out_shape);
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
   const float beta = layer_.config().beta;
+  output_nonzeros_.assign(size_t(chunk.steps), 0);
+  int64_t* fired = output_nonzeros_.data();
+  const int64_t steps = chunk.steps;
   if (layer_.config().spikes == Spikes::Signed) {
     const bool leaky = layer_.config().model == NeuronModel::LIF;
     const float cap = layer_.config().max_spikes;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) reduction(+ : fired[:steps])
     for (int64_t p = 0; p < B * C; ++p) {
       const int64_t c = p % C;
       const float theta = layer_.spike_threshold(c);
       float* v = st->v.data() + p * inner_;
       float* count = st->count.data() + p * inner_;
       for (int64_t t = 0; t < chunk.steps; ++t) {
-        const int64_t off = (t * B * C + p) * inner_;
         const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
-        const float* x2p = x2 ? x2->data() + off : nullptr;
-        if (leaky)
-          signed_step_plane<true>(x.data() + off, x2p, v, count, out.data() + off, inner_, theta, b, beta, cap);
-        else
-          signed_step_plane<false>(x.data() + off, x2p, v, count, out.data() + off, inner_, theta, b, beta, cap);
+        const float* xp = x.data() + t * x_stride + p * inner_;
+        const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
+        float* o = out.data() + t * step + p * inner_;
+        fired[t] += leaky ? signed_step_plane<true>(xp, x2p, v, count, o, inner_, theta, b, beta, cap)
+                          : signed_step_plane<false>(xp, x2p, v, count, o, inner_, theta, b, beta, cap);
       }
     }
     return;
   }
   neuron::dispatch(layer_.config(), [&](auto leaky, auto zero) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) reduction(+ : fired[:steps])
     for (int64_t p = 0; p < B * C; ++p) {
       const int64_t c = p % C;
       const float theta = layer_.spike_threshold(c);
       float* v = st->v.data() + p * inner_;
       for (int64_t t = 0; t < chunk.steps; ++t) {
-        const int64_t off = (t * B * C + p) * inner_;
         const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
-        step_plane<decltype(leaky)::value, decltype(zero)::value>(x.data() + off, x2 ? x2->data() + off : nullptr, v,
-                                                                  out.data() + off, inner_, theta, b, beta);
+        const float* xp = x.data() + t * x_stride + p * inner_;
+        const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
+        fired[t] += step_plane<decltype(leaky)::value, decltype(zero)::value>(
+            xp, x2p, v, out.data() + t * step + p * inner_, inner_, theta, b, beta);
       }
     }
   });

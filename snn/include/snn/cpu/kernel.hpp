@@ -41,6 +41,13 @@ class Kernel {
   }
   virtual void set_event_policy(EventPolicy) {}
   virtual KernelChoice last_choice() const { return {}; }
+  // Whether forward_snn takes an input of one step ([batch, ...]) as the same input at every step of
+  // the chunk. Then the backend passes a static producer's output as it is instead of copying it once
+  // per step (for ResNet-18's stem, 16 copies of 26 MiB per batch of 8).
+  virtual bool reads_static_inputs() const { return false; }
+  // Non-zero outputs per step of the last forward_snn, where the kernel counted them as it wrote them
+  // (a neuron's spikes); null where it did not, and the backend counts.
+  virtual const std::vector<int64_t>* output_nonzeros() const { return nullptr; }
   // The non-zero fraction of the next forward_snn call's first input, when the caller has counted it
   // (the backend counts spikes anyway); the kernel uses it once instead of measuring.
   void hint_input_density(double d) { density_hint_ = d; }

@@ -35,6 +35,8 @@ class NeuronKernel : public SpikingKernel {
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                    const StepChunk& chunk) override;
 
+  bool reads_static_inputs() const override { return true; }
+  const std::vector<int64_t>* output_nonzeros() const override { return &output_nonzeros_; }
   int64_t channels() const override { return layer_.channels(); }
   const Tensor& bias() const override { return bias_; }
   bool bias_constant() const override { return bias_constant_; }
@@ -52,6 +54,7 @@ class NeuronKernel : public SpikingKernel {
   int64_t inner_;  // positions per channel
   Tensor bias_;
   bool bias_constant_ = false;
+  std::vector<int64_t> output_nonzeros_;  // per step of the last forward_snn
 };
 
 }  // namespace snn::cpu
