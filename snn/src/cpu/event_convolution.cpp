@@ -36,9 +36,11 @@ struct SampleEvents {
   std::vector<int32_t> begin;  // [block][position], plus the end
 
   // One pass: the sample is transposed to channels-last, then each position's channels in a block are
-  // compressed to their non-zeros 16 at a time. Rows no output reads (row_used[y] == 0, e.g. odd rows
-  // under a 1×1 stride-2 kernel) get no events.
-  void build(const float* x, const ConvGeometry& g, int64_t block_channels, const std::vector<char>& row_used) {
+  // compressed to their non-zeros 16 at a time. Rows and columns no output reads (row_used[y] == 0 or
+  // column_used[x] == 0, e.g. odd ones under a 1×1 stride-2 kernel) get no events, and unread rows are
+  // not even transposed (for a strided 1×1 kernel the listing is most of the work).
+  void build(const float* x, const ConvGeometry& g, int64_t block_channels, const std::vector<char>& row_used,
+             const std::vector<char>& column_used) {
     const int64_t positions = g.height * g.width, channels = g.in_channels;
     const int64_t blocks = (channels + block_channels - 1) / block_channels;
     begin.resize(size_t(blocks * positions + 1));
@@ -49,7 +51,17 @@ struct SampleEvents {
       value.resize(room);
     }
     if (channels_last_.size() < size_t(positions * channels)) channels_last_.resize(size_t(positions * channels));
-    transpose_block(x, positions, channels, positions, channels_last_.data(), channels);
+    for (int64_t y0 = 0; y0 < g.height;) {  // runs of used rows, each transposed as one block
+      if (!row_used[size_t(y0)]) {
+        ++y0;
+        continue;
+      }
+      int64_t y1 = y0 + 1;
+      while (y1 < g.height && row_used[size_t(y1)]) ++y1;
+      transpose_block(x + y0 * g.width, positions, channels, (y1 - y0) * g.width,
+                      channels_last_.data() + y0 * g.width * channels, channels);
+      y0 = y1;
+    }
     int32_t* idx = index.data();
     float* val = value.data();
     int32_t k = 0;
@@ -64,6 +76,7 @@ struct SampleEvents {
         }
         for (int64_t p = p0; p < p0 + g.width; ++p) {
           bb[p] = k;
+          if (!column_used[size_t(p - p0)]) continue;
           const float* v = channels_last_.data() + p * channels + c0;
           const int32_t base = int32_t((p - p0) * block_channels);  // x·block_channels
           int64_t c = 0;
@@ -116,6 +129,12 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
     for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
       const int64_t y = oy * g.stride_h - g.pad_h + ky;
       if (y >= 0 && y < g.height) row_used_[size_t(y)] = 1;
+    }
+  column_used_.assign(size_t(g.width), 0);
+  for (int64_t ox = 0; ox < g.out_w; ++ox)
+    for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+      const int64_t x = ox * g.stride_w - g.pad_w + kx;
+      if (x >= 0 && x < g.width) column_used_[size_t(x)] = 1;
     }
   // [tile][block][ky][kx][block channel][tile channel], zero-padded in both channel dimensions.
   const int64_t bc = block_channels_;
@@ -213,7 +232,7 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
     for (int64_t bi = 0; bi < blocks; ++bi) {
       const int64_t s0 = bi * block, ns = std::min(block, n - s0);
       for (int64_t s = 0; s < ns; ++s)
-        events[size_t(s)].build(x + (s0 + s) * in_size, g_, block_channels_, row_used_);
+        events[size_t(s)].build(x + (s0 + s) * in_size, g_, block_channels_, row_used_, column_used_);
       for (int64_t tile = 0; tile < tiles_; ++tile) {
         const int64_t o0 = tile * tile_, valid = std::min(tile_, g_.out_channels - o0);
         for (int64_t s = 0; s < ns; ++s) {

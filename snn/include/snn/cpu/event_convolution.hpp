@@ -61,7 +61,8 @@ class EventConvolution {
   int64_t band_rows_ = 1;       // output rows whose partial sums are kept across the blocks
   AlignedVector<float> weight_;  // [tile][block][kernel_h][kernel_w][block_channels_][tile_], zero-padded
   AlignedVector<float> bias_;    // [tiles_ · tile_], zero-padded
-  std::vector<char> row_used_;  // per input row: read by some output (a stride beyond the kernel skips rows)
+  std::vector<char> row_used_;     // per input row: read by some output (a stride beyond the kernel skips rows)
+  std::vector<char> column_used_;  // per input column: the same
 };
 
 }  // namespace snn::cpu
