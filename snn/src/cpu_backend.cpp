@@ -11,6 +11,7 @@
 #include "snn/accountant.hpp"
 #include "snn/cpu/kernel.hpp"
 #include "snn/cpu/neuron_kernel.hpp"
+#include "snn/cpu/plane_stage.hpp"
 #include "snn/error.hpp"
 #include "snn/philox.hpp"
 #include "snn/simulation_plan.hpp"
@@ -361,7 +362,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
   std::vector<int64_t> counted_at(static_cast<size_t>(N), -1);
   // Residual adds fused into the neuron layer that alone reads them (the neuron sums the two inputs as
   // it steps, the same float sum): one pass over the chunk's activations instead of two.
-  std::vector<int> fused_add(size_t(N), -1), fused_into(size_t(N), -1);
+  std::vector<int> fused_add(size_t(N), -1), fused_into(size_t(N), -1), staged_by(size_t(N), -1);
   if (!probe) {
     std::vector<int> readers(size_t(N), 0);
     for (int i = 0; i < N; ++i)
@@ -376,6 +377,21 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         continue;
       fused_add[size_t(i)] = a;
       fused_into[size_t(a)] = i;
+    }
+    // Per-plane stages (spiking max pooling) fused into the neuron layer that alone feeds them: the
+    // neuron's spikes are pooled plane by plane while in cache and never stored.
+    for (int m = 0; m < N; ++m) {
+      const auto& in = net.inputs(m);
+      const cpu::PlaneStage* stage = prog.kernels[size_t(m)]->plane_stage();
+      if (!stage || in.size() != 1 || in[0] < 0 || plan.is_static[size_t(m)]) continue;
+      const int i = in[0];
+      const auto* neuron = dynamic_cast<const cpu::NeuronKernel*>(prog.kernels[size_t(i)].get());
+      // The neuron's planes (one per image and channel) must be the stage's.
+      if (!neuron || readers[size_t(i)] != 1 || i == out_node || plan.is_static[size_t(i)] ||
+          numel_of(net.output_shape(i)) != neuron->channels() * stage->plane_input_size())
+        continue;
+      staged_by[size_t(i)] = m;
+      fused_into[size_t(m)] = i;
     }
   }
   for (int64_t t0 = 0; t0 < T; t0 += plan.chunk_steps) {
@@ -393,7 +409,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       const size_t si = size_t(i);
       if (plan.is_static[si] && t0 > 0) continue;  // computed in the first chunk, valid for every step
       if (fused_into[si] >= 0) {
-        r.profile[si].path = "fused";  // summed by its neuron layer
+        r.profile[si].path = "fused";  // summed (an add) or pooled (a plane stage) by its neuron layer
         continue;
       }
       std::vector<const Tensor*> ins;
@@ -440,7 +456,13 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         if (probe) probe->combine_counts(counts);
         kernel.hint_input_density(double(counts[0]) / double(std::max<int64_t>(1, counts[1])));
       }
-      kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
+      if (staged_by[si] >= 0) {
+        const size_t m = size_t(staged_by[si]);
+        static_cast<cpu::NeuronKernel&>(kernel).forward_snn_staged(ins, outs[m], states[si].get(), chunk,
+                                                                   *prog.kernels[m]->plane_stage(), states[m].get());
+      } else {
+        kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
+      }
       r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
       // Spikes the kernel counted while writing them (a probe may rewrite the output, so not then).
       const std::vector<int64_t>* counted = probed ? nullptr : kernel.output_nonzeros();

@@ -216,3 +216,45 @@ TEST_CASE("a residual add fused into its neuron layer gives the unfused simulati
   REQUIRE(fused.spikes == plain.spikes);
   REQUIRE(max_abs_diff(fused.readout, plain.readout) == 0.0f);
 }
+
+TEST_CASE("max pooling fused into the neuron layer that feeds it gives the unfused simulation bit for bit",
+          "[events]") {
+  // Without a probe the CPU backend pools each plane of a neuron layer's spikes as the neuron makes it
+  // (the spikes are never stored); with a probe both layers run on their own. The same running sums and
+  // maxima, so the same spikes and readout exactly; also for signed neurons, and after a fused add.
+  struct ObserveNothing : NeuronProbe {
+    bool observes(int) const override { return false; }
+  };
+  for (bool residual : {false, true})
+    for (bool signed_spikes : {false, true}) {
+      INFO("residual " << residual << ", signed " << signed_spikes);
+      std::mt19937 rng(78 + 2 * residual + signed_spikes);
+      Network net = snn_test::small_cnn(rng, SourceActivation::ReLU, 0, /*maxpool=*/true, residual);
+      if (signed_spikes)
+        for (int i : net.neuron_nodes()) {
+          NeuronConfig cfg = net.neuron(i).config();
+          cfg.spikes = Spikes::Signed;
+          cfg.max_spikes = 6;
+          net.neuron(i).set_config(cfg);
+        }
+      const Tensor images = snn_test::random_tensor({24, 2, 8, 8}, rng, 0.0f, 1.0f);
+      SimulationOptions o;
+      o.timesteps = 9;
+      o.max_chunk_steps = 4;  // the pool's running sums and the membranes carry across chunks
+      CpuBackend cpu(2);
+      auto program = cpu.prepare(net);
+      const BatchSimulation fused = cpu.simulate(*program, images, o);
+      ObserveNothing probe;
+      const BatchSimulation plain = cpu.simulate(*program, images, o, &probe);
+      const size_t pool = size_t(net.find("pool1"));
+      REQUIRE(fused.profile[pool].path == "fused");
+      REQUIRE(plain.profile[pool].path != "fused");
+      double pooled_layer_spikes = 0;  // the neuron layer whose spikes are pooled, never stored
+      for (double s : fused.spikes[residual ? 2 : 0]) pooled_layer_spikes += s;
+      REQUIRE(pooled_layer_spikes > 0);
+      REQUIRE(fused.predictions == plain.predictions);
+      REQUIRE(fused.spikes == plain.spikes);
+      REQUIRE(fused.synaptic_ops == plain.synaptic_ops);
+      REQUIRE(max_abs_diff(fused.readout, plain.readout) == 0.0f);
+    }
+}

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "snn/cpu/kernel.hpp"
+#include "snn/cpu/plane_stage.hpp"
 #include "snn/layers/pooling.hpp"
 
 namespace snn::cpu {
@@ -20,7 +21,7 @@ struct RunningSums : KernelState {
   Tensor max;  // [batch, C, Ho, Wo]: the largest running sum of each window after the previous step
 };
 
-class MaxPoolKernel : public Kernel {
+class MaxPoolKernel : public Kernel, public PlaneStage {
  public:
   MaxPoolKernel(const MaxPool2d& layer, const Shape& input)
       : in_(input), out_(layer.output_shape({input})), g_(layer.geometry(input[1], input[2])) {
@@ -58,30 +59,39 @@ class MaxPoolKernel : public Kernel {
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                    const StepChunk& chunk) override {
     const Tensor& x = *inputs[0];
-    auto* st = static_cast<RunningSums*>(state);
-    const int64_t c = in_[0], h = in_[1], w = in_[2], ho = out_[1], wo = out_[2], b = chunk.batch;
-    out.resize({x.dim(0), c, ho, wo});
+    const int64_t c = in_[0], b = chunk.batch, in_plane = plane_input_size(), out_plane = plane_output_size();
+    out.resize({x.dim(0), c, out_[1], out_[2]});
     // Planes (image, channel) are independent; time runs sequentially inside each.
 #pragma omp parallel
     {
-      std::vector<float> scratch(static_cast<size_t>(scratch_size())), best(size_t(ho * wo));
+      std::vector<float> scratch(static_cast<size_t>(plane_scratch_size()));
 #pragma omp for schedule(static)
-      for (int64_t p = 0; p < b * c; ++p) {
-        float* acc = st->sum.data() + p * h * w;
-        float* prev = st->max.data() + p * ho * wo;
-        for (int64_t t = 0; t < chunk.steps; ++t) {
-          const float* in = x.data() + (t * b * c + p) * h * w;
-          float* o = out.data() + (t * b * c + p) * ho * wo;
-          for (int64_t i = 0; i < h * w; ++i) acc[i] += in[i];
-          window_max(acc, scratch.data(), best.data());
-          // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input
-          // then gives a negative output, exactly like max pooling of the first step's values.
-          for (int64_t k = 0; k < ho * wo; ++k) {
-            o[k] = best[k] - prev[k];
-            prev[k] = best[k];
-          }
-        }
-      }
+      for (int64_t p = 0; p < b * c; ++p)
+        for (int64_t t = 0; t < chunk.steps; ++t)
+          step_plane(x.data() + (t * b * c + p) * in_plane, out.data() + (t * b * c + p) * out_plane, state, p,
+                     scratch.data());
+    }
+  }
+
+  const PlaneStage* plane_stage() const override { return this; }
+  Shape stage_output_shape() const override { return out_; }
+  int64_t plane_input_size() const override { return in_[1] * in_[2]; }
+  int64_t plane_output_size() const override { return out_[1] * out_[2]; }
+  int64_t plane_scratch_size() const override { return scratch_size() + plane_output_size(); }
+
+  void step_plane(const float* in, float* o, KernelState* state, int64_t p, float* scratch) const override {
+    auto* st = static_cast<RunningSums*>(state);
+    const int64_t hw = plane_input_size(), hwo = plane_output_size();
+    float* acc = st->sum.data() + p * hw;
+    float* prev = st->max.data() + p * hwo;
+    float* best = scratch + scratch_size();
+    for (int64_t i = 0; i < hw; ++i) acc[i] += in[i];
+    window_max(acc, scratch, best);
+    // At the first step the "previous max" is 0 (nothing emitted yet); a negative analog input then
+    // gives a negative output, exactly like max pooling of the first step's values.
+    for (int64_t k = 0; k < hwo; ++k) {
+      o[k] = best[k] - prev[k];
+      prev[k] = best[k];
     }
   }
 

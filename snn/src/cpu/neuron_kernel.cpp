@@ -2,6 +2,7 @@
 // chunk with its membrane in cache; planes in parallel. The ANN view is the core's source activation.
 #include "snn/cpu/neuron_kernel.hpp"
 
+#include "snn/cpu/plane_stage.hpp"
 #include "snn/error.hpp"
 
 namespace snn::cpu {
@@ -86,6 +87,18 @@ std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
 
 void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                                const StepChunk& chunk) {
+  run_snn(inputs, out, state, chunk, nullptr, nullptr);
+}
+
+void NeuronKernel::forward_snn_staged(const std::vector<const Tensor*>& inputs, Tensor& stage_out, KernelState* state,
+                                      const StepChunk& chunk, const PlaneStage& stage, KernelState* stage_state) {
+  require(stage.plane_input_size() == inner_, "layer '" + layer_.name() + "' (neuron): a fused stage needs planes of " +
+                                                  std::to_string(inner_) + " values");
+  run_snn(inputs, stage_out, state, chunk, &stage, stage_state);
+}
+
+void NeuronKernel::run_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
+                           const StepChunk& chunk, const PlaneStage* stage, KernelState* stage_state) {
   const Tensor& x = *inputs[0];
   const Tensor* x2 = inputs.size() > 1 ? inputs[1] : nullptr;
   auto* st = static_cast<State*>(state);
@@ -99,49 +112,65 @@ void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor&
                 " steps)");
   };
   const int64_t x_stride = step_stride(x, "input"), x2_stride = x2 ? step_stride(*x2, "fused add input") : 0;
-  Shape out_shape = x.shape();
-  if (x_stride == 0) out_shape[0] *= chunk.steps;
-  out.resize(out_shape);
+  const int64_t steps = chunk.steps;
+  if (stage) {
+    Shape s = stage->stage_output_shape();
+    s.insert(s.begin(), steps * B);
+    out.resize(s);
+  } else {
+    Shape out_shape = x.shape();
+    if (x_stride == 0) out_shape[0] *= steps;
+    out.resize(out_shape);
+  }
+  const int64_t stage_plane = stage ? stage->plane_output_size() : 0;
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
   const float beta = layer_.config().beta;
-  output_nonzeros_.assign(size_t(chunk.steps), 0);
+  output_nonzeros_.assign(size_t(steps), 0);
   int64_t* fired = output_nonzeros_.data();
-  const int64_t steps = chunk.steps;
+  // Every (image, channel) plane runs its steps in order with its membrane in cache; planes in
+  // parallel. step(p, t, x, x2, s) steps plane p once and returns its spike count. With a stage, the
+  // spikes go to a per-thread plane buffer that the stage consumes at once.
+  auto for_planes = [&](auto&& step_one) {
+#pragma omp parallel
+    {
+      thread_local std::vector<float> plane, scratch;
+      if (stage) {
+        if (plane.size() < size_t(inner_)) plane.resize(size_t(inner_));
+        if (scratch.size() < size_t(stage->plane_scratch_size())) scratch.resize(size_t(stage->plane_scratch_size()));
+      }
+#pragma omp for schedule(static) reduction(+ : fired[:steps])
+      for (int64_t p = 0; p < B * C; ++p)
+        for (int64_t t = 0; t < steps; ++t) {
+          const float* xp = x.data() + t * x_stride + p * inner_;
+          const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
+          float* o = stage ? plane.data() : out.data() + t * step + p * inner_;
+          fired[t] += step_one(p, t, xp, x2p, o);
+          if (stage) stage->step_plane(o, out.data() + (t * B * C + p) * stage_plane, stage_state, p, scratch.data());
+        }
+    }
+  };
   if (layer_.config().spikes == Spikes::Signed) {
     const bool leaky = layer_.config().model == NeuronModel::LIF;
     const float cap = layer_.config().max_spikes;
-#pragma omp parallel for schedule(static) reduction(+ : fired[:steps])
-    for (int64_t p = 0; p < B * C; ++p) {
+    for_planes([&](int64_t p, int64_t t, const float* xp, const float* x2p, float* o) {
       const int64_t c = p % C;
       const float theta = layer_.spike_threshold(c);
+      const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
       float* v = st->v.data() + p * inner_;
       float* count = st->count.data() + p * inner_;
-      for (int64_t t = 0; t < chunk.steps; ++t) {
-        const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
-        const float* xp = x.data() + t * x_stride + p * inner_;
-        const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
-        float* o = out.data() + t * step + p * inner_;
-        fired[t] += leaky ? signed_step_plane<true>(xp, x2p, v, count, o, inner_, theta, b, beta, cap)
-                          : signed_step_plane<false>(xp, x2p, v, count, o, inner_, theta, b, beta, cap);
-      }
-    }
+      return leaky ? signed_step_plane<true>(xp, x2p, v, count, o, inner_, theta, b, beta, cap)
+                   : signed_step_plane<false>(xp, x2p, v, count, o, inner_, theta, b, beta, cap);
+    });
     return;
   }
   neuron::dispatch(layer_.config(), [&](auto leaky, auto zero) {
-#pragma omp parallel for schedule(static) reduction(+ : fired[:steps])
-    for (int64_t p = 0; p < B * C; ++p) {
+    for_planes([&](int64_t p, int64_t t, const float* xp, const float* x2p, float* o) {
       const int64_t c = p % C;
-      const float theta = layer_.spike_threshold(c);
-      float* v = st->v.data() + p * inner_;
-      for (int64_t t = 0; t < chunk.steps; ++t) {
-        const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
-        const float* xp = x.data() + t * x_stride + p * inner_;
-        const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
-        fired[t] += step_plane<decltype(leaky)::value, decltype(zero)::value>(
-            xp, x2p, v, out.data() + t * step + p * inner_, inner_, theta, b, beta);
-      }
-    }
+      const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
+      return step_plane<decltype(leaky)::value, decltype(zero)::value>(xp, x2p, st->v.data() + p * inner_, o, inner_,
+                                                                        layer_.spike_threshold(c), b, beta);
+    });
   });
 }
 

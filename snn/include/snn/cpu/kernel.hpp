@@ -15,6 +15,8 @@
 
 namespace snn::cpu {
 
+class PlaneStage;  // plane_stage.hpp
+
 // Per-run state of a stateful kernel (membranes, running sums), carried across chunks.
 class KernelState {
  public:
@@ -48,6 +50,10 @@ class Kernel {
   // Non-zero outputs per step of the last forward_snn, where the kernel counted them as it wrote them
   // (a neuron's spikes); null where it did not, and the backend counts.
   virtual const std::vector<int64_t>* output_nonzeros() const { return nullptr; }
+  // Where the SNN view is a per-(image, channel)-plane recurrence over a single input, that recurrence
+  // (plane_stage.hpp), so that the neuron layer feeding it can run it on each plane as it steps it; null
+  // otherwise.
+  virtual const PlaneStage* plane_stage() const { return nullptr; }
   // The non-zero fraction of the next forward_snn call's first input, when the caller has counted it
   // (the backend counts spikes anyway); the kernel uses it once instead of measuring.
   void hint_input_density(double d) { density_hint_ = d; }

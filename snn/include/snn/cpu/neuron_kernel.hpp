@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "snn/cpu/kernel.hpp"
+#include "snn/cpu/plane_stage.hpp"
 #include "snn/layers/neuron.hpp"
 
 namespace snn::cpu {
@@ -34,6 +35,11 @@ class NeuronKernel : public SpikingKernel {
   // inputs, summed here exactly as the add would have.
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                    const StepChunk& chunk) override;
+  // forward_snn with `stage` (the sole reader's plane recurrence, e.g. spiking max pooling) run on each
+  // plane of spikes as it is made: stage_out gets the stage's output ([steps·B, stage shape]), the
+  // spikes themselves are not stored; output_nonzeros() still counts them.
+  void forward_snn_staged(const std::vector<const Tensor*>& inputs, Tensor& stage_out, KernelState* state,
+                          const StepChunk& chunk, const PlaneStage& stage, KernelState* stage_state);
 
   bool reads_static_inputs() const override { return true; }
   const std::vector<int64_t>* output_nonzeros() const override { return &output_nonzeros_; }
@@ -50,6 +56,9 @@ class NeuronKernel : public SpikingKernel {
   };
 
  private:
+  void run_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state, const StepChunk& chunk,
+               const PlaneStage* stage, KernelState* stage_state);
+
   const NeuronLayer& layer_;
   int64_t inner_;  // positions per channel
   Tensor bias_;
