@@ -48,12 +48,14 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
   };
   // Widths below, at and above 16 (the vector tail of the event lister), strides 1-3, padding 0-2,
   // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels, input
-  // channels split over several L1 weight blocks (a partial last block; 5×5 taps), bands of output rows.
+  // channels split over several weight blocks (a partial last block), output planes small enough to be
+  // gathered several samples at a time and one too large for that (bands of rows).
   const Case cases[] = {{3, 7, 5, 10, 3, 3, 1, 1, 1, 1},    {4, 9, 17, 33, 3, 3, 2, 2, 1, 1},
                         {8, 12, 16, 16, 5, 3, 1, 2, 2, 1},  {5, 6, 40, 70, 1, 1, 1, 1, 0, 0},
                         {6, 11, 13, 20, 1, 1, 2, 2, 0, 0},  {16, 8, 8, 130, 3, 3, 3, 3, 2, 2},
                         {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1},
-                        {40, 9, 11, 70, 3, 3, 1, 1, 1, 1},  {48, 6, 7, 20, 5, 5, 1, 1, 2, 2}};
+                        {40, 9, 11, 70, 3, 3, 1, 1, 1, 1},  {48, 6, 7, 20, 5, 5, 1, 1, 2, 2},
+                        {160, 6, 5, 70, 3, 3, 1, 1, 1, 1},  {4, 30, 30, 64, 3, 3, 1, 1, 1, 1}};
   for (const Case& c : cases)
     for (double density : {0.0, 0.07, 0.3, 1.0}) {
       CAPTURE(c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, density);
@@ -69,6 +71,23 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
       REQUIRE(events.shape() == dense.shape());
       REQUIRE(max_abs_diff(events, dense) == 0.0f);
     }
+}
+
+TEST_CASE("the geometry cases above cover every work plan of the event convolution", "[events]") {
+  // Several input-channel blocks; several samples gathered together; bands of rows within one sample.
+  auto plan = [](int64_t cin, int64_t hw, int64_t cout) {
+    cpu::ConvGeometry g;
+    g.in_channels = cin, g.height = g.width = hw, g.out_channels = cout, g.kernel_h = g.kernel_w = 3;
+    g.pad_h = g.pad_w = 1, g.out_h = g.out_w = hw;
+    const std::vector<float> w(size_t(cout * cin * 9), 1.0f);
+    return cpu::EventConvolution(g, w.data(), nullptr);
+  };
+  const cpu::EventConvolution blocked = plan(160, 6, 70), small = plan(32, 14, 64), large = plan(4, 30, 64);
+  CHECK(blocked.blocks() > 1);
+  CHECK(small.group_samples() > 1);
+  CHECK(small.band_rows() == 14);
+  CHECK(large.group_samples() == 1);
+  CHECK(large.band_rows() < 30);
 }
 
 TEST_CASE("event convolution without bias, and a grouped convolution stays dense", "[events]") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <omp.h>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -18,12 +19,11 @@ namespace {
 // (ResNet-18's 256–512) streamed the weights from L2 or beyond. Measured with bench/kernel_paths on the
 // ResNet-18 layers (machine too noisy to separate 80 from 160 KiB; 36 KiB, 16-channel blocks, lost to
 // the shorter event runs it makes).
-constexpr int64_t kBlockBytes = 24 * 1024;
+constexpr int64_t kBlockBytes = 48 * 1024;
 // Output partial sums of a band of output rows (one tile wide) are kept within this, also in L1.
 constexpr int64_t kBandBytes = 16 * 1024;
-// Input floats per block of samples whose events are listed together (and share each weight tile's
-// trip through L2).
-constexpr int64_t kBlockInputs = int64_t(1) << 16;
+// Output partial sums of a group of samples gathered together (whole planes, one tile wide): in L2.
+constexpr int64_t kGroupBytes = 192 * 1024;
 }  // namespace
 
 // The non-zero inputs of one sample, by input-channel block: within a block, in position order
@@ -86,7 +86,6 @@ struct SampleEvents {
             const __mmask16 in = cn - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cn - c)) - 1);
             const __m512 xv = _mm512_maskz_loadu_ps(in, v + c);
             const __mmask16 nz = _mm512_mask_cmp_ps_mask(in, xv, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-            if (!nz) continue;
             const __m512i iv = _mm512_add_epi32(lanes, _mm512_set1_epi32(base + int32_t(c)));
             _mm512_storeu_ps(val + k, _mm512_maskz_compress_ps(nz, xv));
             _mm512_storeu_si512(idx + k, _mm512_maskz_compress_epi32(nz, iv));
@@ -123,7 +122,12 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
   const int64_t fit = kBlockBytes / (g.kernel_w * tile_ * int64_t(sizeof(float)));
   block_channels_ = g.in_channels <= fit ? g.in_channels : std::max<int64_t>(16, fit / 16 * 16);
   blocks_ = (g.in_channels + block_channels_ - 1) / block_channels_;
-  band_rows_ = std::clamp<int64_t>(kBandBytes / (g.out_w * tile_ * int64_t(sizeof(float))), 1, g.out_h);
+  // Samples whose whole output planes fit kGroupBytes are gathered together (the band is all their
+  // rows), so a weight block is used by all of them while it is close; larger planes go in bands of rows.
+  const int64_t plane_bytes = g.out_h * g.out_w * tile_ * int64_t(sizeof(float));
+  group_samples_ = std::clamp<int64_t>(kGroupBytes / plane_bytes, 1, 64);
+  band_rows_ = group_samples_ > 1 ? g.out_h
+                                  : std::clamp<int64_t>(kBandBytes / (g.out_w * tile_ * int64_t(sizeof(float))), 1, g.out_h);
   row_used_.assign(size_t(g.height), 0);
   for (int64_t oy = 0; oy < g.out_h; ++oy)
     for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
@@ -151,103 +155,104 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
 }
 
 template <int kTile>
-void EventConvolution::run_tile(const SampleEvents& ev, int64_t tile, float* band, float* out) const {
+void EventConvolution::run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, float* band, float* const* out,
+                                int64_t valid) const {
   constexpr int kVecs = kTile / 16;
   const ConvGeometry& g = g_;
   const int64_t bc = block_channels_, taps = g.kernel_h * g.kernel_w, out_hw = g.out_h * g.out_w;
   const int64_t positions = g.height * g.width;
   const float* bt = bias_.data() + tile * kTile;
-  const int32_t* idx = ev.index.data();
-  const float* val = ev.value.data();
   Vec16 bias[kVecs];
   for (int k = 0; k < kVecs; ++k) bias[k] = load16(bt + 16 * k);
   for (int64_t oy0 = 0; oy0 < g.out_h; oy0 += band_rows_) {
-    const int64_t rows = std::min(band_rows_, g.out_h - oy0);
-    for (int64_t p = 0; p < rows * g.out_w; ++p)
+    const int64_t rows = std::min(band_rows_, g.out_h - oy0), band_size = rows * g.out_w * kTile;
+    for (int64_t p = 0; p < ns * rows * g.out_w; ++p)
       for (int k = 0; k < kVecs; ++k) store16(band + p * kTile + 16 * k, bias[k]);
     for (int64_t b = 0; b < blocks_; ++b) {
       const float* wt = weight_.data() + (tile * blocks_ + b) * taps * bc * kTile;
-      const int32_t* begin = ev.begin.data() + b * positions;
-      // One kernel row at a time: its weights (kernel_w · block channels · tile) stay in L1 while the
-      // band's outputs gather their window row from it.
+      // One kernel row at a time: its weights (kernel_w · block channels · tile) stay close while every
+      // sample's band gathers its window row from them.
       for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
-        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
-          const int64_t y = oy * g.stride_h - g.pad_h + ky;
-          if (y < 0 || y >= g.height) continue;
-          float* partial = band + (oy - oy0) * g.out_w * kTile;
-          const int32_t* row_begin = begin + y * g.width;
-          for (int64_t ox = 0; ox < g.out_w; ++ox) {
-            const int64_t ix0 = ox * g.stride_w - g.pad_w;
-            const int64_t x0 = std::max<int64_t>(0, ix0), x1 = std::min<int64_t>(g.width, ix0 + g.kernel_w);
-            int64_t e = row_begin[x0];
-            const int64_t end = row_begin[x1];  // the next position's start (or the next row's)
-            if (e == end) continue;
-            // Window row y, columns [x0, x1): one contiguous run of the block's events. An event's tap
-            // is (ky, x − ix0), so its weight row is at ((ky·kw − ix0)·bc + index)·kTile. Two
-            // accumulator chains (even and odd events) hide the FMA latency.
-            const int64_t w0 = (ky * g.kernel_w - ix0) * bc * kTile;  // may be negative; w0 + index·kTile is not
-            float* dst = partial + ox * kTile;
-            Vec16 acc[kVecs], odd[kVecs];
-            for (int k = 0; k < kVecs; ++k) {
-              acc[k] = load16(dst + 16 * k);
-              odd[k] = Vec16{};
-            }
-            for (; e + 2 <= end; e += 2) {
-              const float* wa = wt + (w0 + int64_t(idx[e]) * kTile);
-              const float* wb = wt + (w0 + int64_t(idx[e + 1]) * kTile);
-              const float va = val[e], vb = val[e + 1];
-#pragma GCC unroll 8
+        for (int64_t s = 0; s < ns; ++s) {
+          const int32_t* idx = ev[s].index.data();
+          const float* val = ev[s].value.data();
+          const int32_t* begin = ev[s].begin.data() + b * positions;
+          float* sample_band = band + s * band_size;
+          for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+            const int64_t y = oy * g.stride_h - g.pad_h + ky;
+            if (y < 0 || y >= g.height) continue;
+            float* partial = sample_band + (oy - oy0) * g.out_w * kTile;
+            const int32_t* row_begin = begin + y * g.width;
+            for (int64_t ox = 0; ox < g.out_w; ++ox) {
+              const int64_t ix0 = ox * g.stride_w - g.pad_w;
+              const int64_t x0 = std::max<int64_t>(0, ix0), x1 = std::min<int64_t>(g.width, ix0 + g.kernel_w);
+              int64_t e = row_begin[x0];
+              const int64_t end = row_begin[x1];  // the next position's start (or the next row's)
+              if (e == end) continue;
+              // Window row y, columns [x0, x1): one contiguous run of the block's events. An event's tap
+              // is (ky, x − ix0), so its weight row is at ((ky·kw − ix0)·bc + index)·kTile. Two
+              // accumulator chains (even and odd events) hide the FMA latency.
+              const int64_t w0 = (ky * g.kernel_w - ix0) * bc * kTile;  // may be negative; w0 + index·kTile is not
+              float* dst = partial + ox * kTile;
+              Vec16 acc[kVecs], odd[kVecs];
               for (int k = 0; k < kVecs; ++k) {
-                acc[k] = fma16(acc[k], va, load16(wa + 16 * k));
-                odd[k] = fma16(odd[k], vb, load16(wb + 16 * k));
+                acc[k] = load16(dst + 16 * k);
+                odd[k] = Vec16{};
               }
+              // Pairs of events; an odd run's last pair repeats its first event with value 0 (no branch
+              // on the run's parity, which is data and mispredicts half the time).
+              for (; e < end; e += 2) {
+                const int64_t more = int64_t(e + 1 < end), eb = e + more;  // arithmetic, not a branch
+                const float* wa = wt + (w0 + int64_t(idx[e]) * kTile);
+                const float* wb = wt + (w0 + int64_t(idx[eb]) * kTile);
+                const float va = val[e], vb = val[eb] * float(more);
+#pragma GCC unroll 8
+                for (int k = 0; k < kVecs; ++k) {
+                  acc[k] = fma16(acc[k], va, load16(wa + 16 * k));
+                  odd[k] = fma16(odd[k], vb, load16(wb + 16 * k));
+                }
+              }
+              for (int k = 0; k < kVecs; ++k) store16(dst + 16 * k, acc[k] + odd[k]);
             }
-            if (e < end) {
-              const float* wa = wt + (w0 + int64_t(idx[e]) * kTile);
-              for (int k = 0; k < kVecs; ++k) acc[k] = fma16(acc[k], val[e], load16(wa + 16 * k));
-            }
-            for (int k = 0; k < kVecs; ++k) store16(dst + 16 * k, acc[k] + odd[k]);
           }
         }
       }
     }
-    // [band position][tile channel] -> out[channel][oy0 + ...]
-    transpose_block(band, kTile, rows * g.out_w, kTile, out + oy0 * g.out_w, out_hw);
+    // [band position][tile channel] -> out[channel][oy0 + ...], the tile's valid channels only
+    for (int64_t s = 0; s < ns; ++s)
+      transpose_block(band + s * band_size, kTile, rows * g.out_w, valid, out[s] + oy0 * g.out_w, out_hw);
   }
 }
 
 void EventConvolution::run(const float* x, int64_t n, float* out) const {
   const int64_t in_size = g_.input_size(), out_hw = g_.out_h * g_.out_w;
-  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(64, kBlockInputs / std::max<int64_t>(1, in_size)));
-  const int64_t blocks = (n + block - 1) / block;
+  // At least two groups per thread, so that the dynamic schedule can balance them.
+  const int64_t threads = omp_get_max_threads();
+  const int64_t group = std::clamp<int64_t>((n + 2 * threads - 1) / (2 * threads), 1, group_samples_);
+  const int64_t groups = (n + group - 1) / group;
 #pragma omp parallel
   {
     // Buffers per thread, kept across calls and layers (the team's threads persist) and only ever
     // grown: no allocation, page faults or zero-fill per call.
     thread_local std::vector<SampleEvents> events;
-    thread_local AlignedVector<float> band, staging;  // staging: the last tile when out_channels % tile_ != 0
-    if (events.size() < size_t(block)) events.resize(size_t(block));
-    if (band.size() < size_t(band_rows_ * g_.out_w * tile_)) band.resize(size_t(band_rows_ * g_.out_w * tile_));
+    thread_local AlignedVector<float> band;
+    thread_local std::vector<float*> outs;
+    if (events.size() < size_t(group)) events.resize(size_t(group));
+    const size_t band_size = size_t(group * band_rows_ * g_.out_w * tile_);
+    if (band.size() < band_size) band.resize(band_size);
+    outs.resize(size_t(group));
 #pragma omp for schedule(dynamic)
-    for (int64_t bi = 0; bi < blocks; ++bi) {
-      const int64_t s0 = bi * block, ns = std::min(block, n - s0);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t s0 = gi * group, ns = std::min(group, n - s0);
       for (int64_t s = 0; s < ns; ++s)
         events[size_t(s)].build(x + (s0 + s) * in_size, g_, block_channels_, row_used_, column_used_);
       for (int64_t tile = 0; tile < tiles_; ++tile) {
         const int64_t o0 = tile * tile_, valid = std::min(tile_, g_.out_channels - o0);
-        for (int64_t s = 0; s < ns; ++s) {
-          float* o = out + (s0 + s) * g_.output_size() + o0 * out_hw;
-          float* dst = o;
-          if (valid < tile_) {
-            if (staging.size() < size_t(tile_ * out_hw)) staging.resize(size_t(tile_ * out_hw));
-            dst = staging.data();
-          }
-          switch (tile_) {
-            case 64: run_tile<64>(events[size_t(s)], tile, band.data(), dst); break;
-            case 32: run_tile<32>(events[size_t(s)], tile, band.data(), dst); break;
-            default: run_tile<16>(events[size_t(s)], tile, band.data(), dst); break;
-          }
-          if (dst != o) std::memcpy(o, dst, size_t(valid * out_hw) * sizeof(float));
+        for (int64_t s = 0; s < ns; ++s) outs[size_t(s)] = out + (s0 + s) * g_.output_size() + o0 * out_hw;
+        switch (tile_) {
+          case 64: run_tile<64>(events.data(), ns, tile, band.data(), outs.data(), valid); break;
+          case 32: run_tile<32>(events.data(), ns, tile, band.data(), outs.data(), valid); break;
+          default: run_tile<16>(events.data(), ns, tile, band.data(), outs.data(), valid); break;
         }
       }
     }

@@ -48,16 +48,22 @@ class EventConvolution {
 
   const ConvGeometry& geometry() const { return g_; }
   int64_t tile_channels() const { return tile_; }
+  // The work plan, for tests: input-channel blocks, samples gathered together, output rows per band.
+  int64_t blocks() const { return blocks_; }
+  int64_t group_samples() const { return group_samples_; }
+  int64_t band_rows() const { return band_rows_; }
 
  private:
   template <int kTile>
-  void run_tile(const SampleEvents& ev, int64_t tile, float* band, float* out) const;
+  void run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, float* band, float* const* out,
+                int64_t valid) const;
 
   ConvGeometry g_;
   int64_t tile_ = 16;   // output channels per tile: 16, 32 or 64
   int64_t tiles_ = 1;
   int64_t block_channels_ = 1;  // input channels per weight block (all of them where they fit)
   int64_t blocks_ = 1;
+  int64_t group_samples_ = 1;   // samples gathered together (whole output planes; 1: bands of rows)
   int64_t band_rows_ = 1;       // output rows whose partial sums are kept across the blocks
   AlignedVector<float> weight_;  // [tile][block][kernel_h][kernel_w][block_channels_][tile_], zero-padded
   AlignedVector<float> bias_;    // [tiles_ · tile_], zero-padded
