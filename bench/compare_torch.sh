@@ -13,6 +13,8 @@
 #   BATCH=128
 #   REPEAT=1                 (runs per side; the best throughput of each side is reported)
 #   KEEP=dir                 (keep both raw JSON outputs there)
+#   MALLOC=tuned             (tuned: both sides run with glibc malloc keeping freed memory instead of
+#                             returning it to the system; default: glibc's own settings)
 # The model is simulated as stored (its temporal biases, if calibrated, are used by both sides).
 # Timing is only meaningful on an otherwise idle machine: /proc/loadavg is recorded before each run.
 set -euo pipefail
@@ -32,6 +34,16 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 DATA=${DATA:-fashion-mnist:test}
 BATCH=${BATCH:-128}
 REPEAT=${REPEAT:-1}
+MALLOC=${MALLOC:-tuned}
+# glibc returns every freed block above 32 MiB (mmap threshold, trim threshold) to the system at once, so
+# a PyTorch loop that allocates its step tensors anew page-faults them in again on every step: on the
+# ResNet-18 that was two thirds of PyTorch's time (sys time), and it is the first thing a PyTorch user
+# tuning for speed changes (jemalloc, tcmalloc or these variables). Both sides get the same settings.
+case "$MALLOC" in
+  tuned) MALLOC_ENV=(MALLOC_MMAP_THRESHOLD_=17179869184 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=1073741824) ;;
+  default) MALLOC_ENV=() ;;
+  *) echo "compare_torch.sh: MALLOC must be tuned or default, not '$MALLOC'" >&2; exit 2 ;;
+esac
 
 [[ -f "$MODEL" ]] || { echo "compare_torch.sh: model not found: $MODEL" >&2; exit 1; }
 [[ -x "$SNNC" ]] || { echo "compare_torch.sh: snnc not found at $SNNC (build it, or set SNNC=...)" >&2; exit 1; }
@@ -49,19 +61,20 @@ sys.exit(rc)' "$@"
 }
 for ((r = 1; r <= REPEAT; r++)); do
   cut -d' ' -f1 /proc/loadavg > "$TMP/load_snnc_$r"
-  peak_rss "$TMP/rss_snnc_$r" "$SNNC" sweep "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" --batch-size "$BATCH" \
+  peak_rss "$TMP/rss_snnc_$r" env "${MALLOC_ENV[@]}" "$SNNC" sweep "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" --batch-size "$BATCH" \
     --json --device cpu > "$TMP/snnc_$r.json"
   cut -d' ' -f1 /proc/loadavg > "$TMP/load_torch_$r"
-  peak_rss "$TMP/rss_torch_$r" "$PYTHON" "$HERE/torch_reference.py" "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" \
+  peak_rss "$TMP/rss_torch_$r" env "${MALLOC_ENV[@]}" "$PYTHON" "$HERE/torch_reference.py" "$MODEL" --data "$DATA" --T "$T" --limit "$LIMIT" --threads "$THREADS" \
     --batch-size "$BATCH" > "$TMP/torch_$r.json"
 done
 if [[ -n "${KEEP:-}" ]]; then mkdir -p "$KEEP" && cp "$TMP"/*.json "$KEEP"/; fi
 
-"$PYTHON" - "$TMP" "$REPEAT" "$MODEL" "$T" "$LIMIT" "$THREADS" "$BATCH" "$DATA" <<'EOF'
+"$PYTHON" - "$TMP" "$REPEAT" "$MODEL" "$T" "$LIMIT" "$THREADS" "$BATCH" "$DATA" "$MALLOC" <<'EOF'
 import json, os, sys
 tmp, repeat = sys.argv[1], int(sys.argv[2])
 model, T, limit, threads, batch, data = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), \
     int(sys.argv[7]), sys.argv[8]
+malloc = sys.argv[9]
 def runs(side):
     out = []
     for r in range(1, repeat + 1):
@@ -83,6 +96,7 @@ fr = {k: {"snnc": v, "pytorch": p["firing_rate"].get(k), "diff": None if k not i
           else v - p["firing_rate"][k]} for k, v in s["firing_rate"].items()}
 res = {
     "model": model, "data": data, "images": s["images"], "timesteps": T, "threads": threads, "batch_size": batch,
+    "malloc": malloc,
     "snnc": {"image_timesteps_per_second": s["image_timesteps_per_second"], "seconds": s["seconds"],
              "runs": [j["image_timesteps_per_second"] for j in s_runs], "device": s.get("device"),
              "method": s.get("method"), "peak_rss_mib": max(j["_rss_kib"] for j in s_runs) / 1024},
