@@ -14,13 +14,13 @@
 namespace snn::cpu {
 
 namespace {
-// A weight block (one output-channel tile × one input-channel block, all taps) is kept to this size so
-// that it stays close (L1/L2) while the block's events are gathered; whole tiles of many input channels
-// (ResNet-18's 256–512) streamed the weights from L2 or beyond. Measured with bench/kernel_paths on the
-// ResNet-18 layers (machine too noisy to separate 80 from 160 KiB; 36 KiB, 16-channel blocks, lost to
-// the shorter event runs it makes).
+// One kernel row of a weight block (one output-channel tile × one input-channel block) is kept to this
+// size while the block's events are gathered from it. Larger blocks mean fewer, longer event runs (each
+// run's end is a mispredicted branch); smaller ones stay in L1. Measured with bench/kernel_paths and
+// engine_throughput: 24 KiB was best on the Intel VM of the first rounds, 48 KiB on the AMD Zen 5 VM of
+// the fourth (bench/README.md).
 constexpr int64_t kBlockBytes = 48 * 1024;
-// Output partial sums of a band of output rows (one tile wide) are kept within this, also in L1.
+// Output partial sums of a band of output rows (one tile wide) are kept within this, in L1.
 constexpr int64_t kBandBytes = 16 * 1024;
 // Output partial sums of a group of samples gathered together (whole planes, one tile wide): in L2.
 constexpr int64_t kGroupBytes = 192 * 1024;

@@ -6,13 +6,16 @@
 // contiguous run of a block's events; per output position it walks those runs and adds v times the
 // contiguous weight row W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide
 // the FMA latency). Weights are stored transposed in blocks of (output-channel tile × input-channel
-// block), sized so that one kernel row of a block stays in L1 while a band of output rows gathers from
-// it (weight loads bound this kernel); the band's partial sums stay in L1 across blocks and kernel rows,
-// and each band is transposed back into the NCHW output.
+// block), sized so that one kernel row of a block stays close while the outputs gather from it (weight
+// loads bound this kernel). Samples whose output planes are small (deep layers) are gathered together,
+// so that a block serves all their planes before the next is loaded; larger planes are done in bands of
+// output rows whose partial sums stay in L1 across blocks and kernel rows. Each band is transposed back
+// into the NCHW output.
 //
 // Summation order per output: bias, then per input-channel block and per kernel row in order, that
 // window row's events alternately into two chains (chain 0 starting from the running sum, chain 1 from
-// zero), then chain 0 + chain 1; deterministic and independent of threads, but not the dense GEMM's
+// zero; a run of odd length adds 0·w to chain 1 last, which changes nothing), then chain 0 + chain 1;
+// deterministic and independent of threads and of how samples are grouped, but not the dense GEMM's
 // order, and fused multiply-adds where the machine has them (vec16.hpp): results differ from the dense
 // path by rounding. Linear layers have their own event kernel (event_linear.hpp).
 #pragma once
