@@ -3,14 +3,35 @@
 #include <CLI/CLI.hpp>
 #include <H5Cpp.h>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "common.hpp"
 #include "parallel.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
+namespace {
+// Freed memory is kept for the next batch instead of going back to the system. A simulation allocates
+// its neuron states per batch (per slice), and glibc's defaults return large freed blocks at once, so
+// every batch page-faulted them in again (bench/README.md, compare_torch.sh's MALLOC). Settings the
+// user gave glibc through the environment are left alone.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  for (const char* v : {"MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES"})
+    if (std::getenv(v)) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; blocks below it come from the heap
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  keep_freed_memory();
   snnc::set_command_line(argc, argv);
   H5::Exception::dontPrint();
   snnc::world();  // under mpirun: joins the job (MPI_Init) before anything can fail
