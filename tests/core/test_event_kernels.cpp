@@ -88,6 +88,12 @@ TEST_CASE("the geometry cases above cover every work plan of the event convoluti
   CHECK(small.band_rows() == 14);
   CHECK(large.group_samples() == 1);
   CHECK(large.band_rows() < 30);
+  // A large input with a small output: the group is bounded by the inputs' event lists (memory).
+  cpu::ConvGeometry g;
+  g.in_channels = 64, g.height = g.width = 80, g.out_channels = 16, g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = 40, g.out_h = g.out_w = 2;  // 409 600 inputs, output planes of 256 bytes
+  const std::vector<float> w(size_t(16 * 64 * 9), 1.0f);
+  CHECK(cpu::EventConvolution(g, w.data(), nullptr).group_samples() == 2);
 }
 
 TEST_CASE("event convolution without bias, and a grouped convolution stays dense", "[events]") {

@@ -24,6 +24,9 @@ constexpr int64_t kBlockBytes = 48 * 1024;
 constexpr int64_t kBandBytes = 16 * 1024;
 // Output partial sums of a group of samples gathered together (whole planes, one tile wide): in L2.
 constexpr int64_t kGroupBytes = 192 * 1024;
+// Inputs of a group (their event lists take ~12 bytes per input, per thread): bounds the memory of a
+// layer whose input is large and output small.
+constexpr int64_t kGroupInputs = int64_t(1) << 20;
 }  // namespace
 
 // The non-zero inputs of one sample, by input-channel block: within a block, in position order
@@ -125,7 +128,8 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
   // Samples whose whole output planes fit kGroupBytes are gathered together (the band is all their
   // rows), so a weight block is used by all of them while it is close; larger planes go in bands of rows.
   const int64_t plane_bytes = g.out_h * g.out_w * tile_ * int64_t(sizeof(float));
-  group_samples_ = std::clamp<int64_t>(kGroupBytes / plane_bytes, 1, 64);
+  group_samples_ = std::clamp<int64_t>(std::min(kGroupBytes / plane_bytes, kGroupInputs / std::max<int64_t>(1, g.input_size())),
+                                       1, 64);
   band_rows_ = group_samples_ > 1 ? g.out_h
                                   : std::clamp<int64_t>(kBandBytes / (g.out_w * tile_ * int64_t(sizeof(float))), 1, g.out_h);
   row_used_.assign(size_t(g.height), 0);
