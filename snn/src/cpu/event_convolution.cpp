@@ -1,7 +1,6 @@
 #include "snn/cpu/event_convolution.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <omp.h>
 
 #if defined(__AVX512F__)
