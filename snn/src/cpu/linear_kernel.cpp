@@ -18,7 +18,7 @@ using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 using ColMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 // Samples per GEMM: a multiple of every GEMM panel width (so no sample falls in a remainder panel, which
 // Eigen computes in another order) and large enough that the weight panel's packing is amortised.
-constexpr int64_t kGroup = 64;
+constexpr int64_t kGroup = kLinearGroupSamples;
 
 class LinearKernel : public EventWeightKernel {
  public:

@@ -46,7 +46,8 @@ class EventConvolution {
   EventConvolution(const ConvGeometry& g, const float* weight, const float* bias);
 
   // x: n samples of [in_channels, height, width]; out: n samples of [out_channels, out_h, out_w].
-  // Parallel over blocks of samples (the calling OpenMP team size).
+  // Parallel (the calling OpenMP team size) over samples to list their events, then over work items:
+  // groups of samples × output-channel tiles × chunks of output rows.
   void run(const float* x, int64_t n, float* out) const;
 
   const ConvGeometry& geometry() const { return g_; }
@@ -55,11 +56,13 @@ class EventConvolution {
   int64_t blocks() const { return blocks_; }
   int64_t group_samples() const { return group_samples_; }
   int64_t band_rows() const { return band_rows_; }
+  // Samples listed at once by run() on n samples (bounded by their inputs: the event lists' memory).
+  int64_t wave_samples(int64_t n) const;
 
  private:
   template <int kTile>
-  void run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, float* band, float* const* out,
-                int64_t valid) const;
+  void run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, int64_t oy_begin, int64_t oy_end, float* band,
+                float* const* out, int64_t valid) const;
 
   ConvGeometry g_;
   int64_t tile_ = 16;   // output channels per tile: 16, 32 or 64

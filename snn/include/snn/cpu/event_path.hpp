@@ -10,6 +10,9 @@ namespace snn::cpu {
 
 inline constexpr const char* kDensePath = "dense";
 inline constexpr const char* kEventsPath = "events";
+// The dense linear kernel's GEMMs run groups of exactly this many samples, the last one zero-padded (a
+// multiple of every GEMM panel width, so a sample's result does not depend on its batch).
+inline constexpr int64_t kLinearGroupSamples = 64;
 
 // Fraction of non-zero elements of x[0, n) (parallel, exact count).
 double nonzero_fraction(const float* x, int64_t n);
