@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "snn/accountant.hpp"
+#include "snn/cpu/activation_slots.hpp"
 #include "snn/cpu/kernel.hpp"
 #include "snn/cpu/neuron_kernel.hpp"
 #include "snn/cpu/plane_stage.hpp"
@@ -124,7 +125,7 @@ class CpuProgram : public Program {
   // ResNet-18 3x224x224 ~0.9 M page faults per 64 images, ~20 % of the sweep. A call that finds them busy
   // (concurrent simulations of one program) uses buffers of its own.
   struct Buffers {
-    std::vector<Tensor> static_out, outs, repeated;
+    std::vector<Tensor> static_out, slots, repeated;  // slots: activation_slots.hpp
     Tensor x_chunk;
   };
   Buffers buffers;
@@ -348,9 +349,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
   CpuProgram::Buffers private_buffers;
   CpuProgram::Buffers& buffers = own_buffers.owns_lock() ? prog.buffers : private_buffers;
   std::vector<Tensor>& static_out = buffers.static_out;
-  std::vector<Tensor>& outs = buffers.outs;
   static_out.resize(size_t(N));
-  outs.resize(size_t(N));
   // Static outputs repeated over a chunk's steps, for dynamic readers; slot N is the network input.
   std::vector<Tensor>& repeated = buffers.repeated;
   repeated.resize(size_t(N) + 1);
@@ -394,6 +393,31 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       fused_into[size_t(m)] = i;
     }
   }
+  // Dynamic outputs live in buffers shared by nodes whose outputs are not needed at the same time
+  // (activation_slots.hpp). A fused add has no output; a neuron with a fused stage writes the stage's.
+  std::vector<int> written_at(size_t(N), -1), read_until(size_t(N), -1);
+  std::vector<int64_t> per_sample(size_t(N), 0);
+  for (int j = 0; j < N; ++j) {
+    per_sample[size_t(j)] = numel_of(net.output_shape(j));
+    if (plan.is_static[size_t(j)] || staged_by[size_t(j)] >= 0) continue;
+    const int host = fused_into[size_t(j)];
+    if (host < 0) written_at[size_t(j)] = j;
+    else if (staged_by[size_t(host)] == j) written_at[size_t(j)] = host;
+    read_until[size_t(j)] = std::max(read_until[size_t(j)], written_at[size_t(j)]);
+  }
+  for (int r = 0; r < N; ++r) {
+    const int at = fused_into[size_t(r)] >= 0 ? fused_into[size_t(r)] : r;  // a fused node reads where it runs
+    for (int j : net.inputs(r))
+      if (j >= 0) read_until[size_t(j)] = std::max(read_until[size_t(j)], at);
+  }
+  read_until[size_t(out_node)] = N;  // the readout reads it after every layer
+  const cpu::ActivationSlots slot_plan = cpu::plan_activation_slots(written_at, read_until, per_sample);
+  buffers.slots.resize(size_t(slot_plan.count));
+  Tensor no_output;
+  std::vector<Tensor*> outs(size_t(N), &no_output);
+  for (int j = 0; j < N; ++j)
+    if (slot_plan.slot[size_t(j)] >= 0) outs[size_t(j)] = &buffers.slots[size_t(slot_plan.slot[size_t(j)])];
+
   for (int64_t t0 = 0; t0 < T; t0 += plan.chunk_steps) {
     const StepChunk chunk{t0, std::min(plan.chunk_steps, T - t0), B};
     const int64_t steps = chunk.steps;
@@ -416,7 +440,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       for (int j : net.inputs(fused_add[si] >= 0 ? fused_add[si] : i)) {
         const bool j_static = plan.node_static(j);
         const Tensor& src = j == Network::kInput ? (plan.direct ? x_static : x_chunk)
-                                                 : (j_static ? static_out[size_t(j)] : outs[size_t(j)]);
+                                                 : (j_static ? static_out[size_t(j)] : *outs[size_t(j)]);
         // A probe replays steps from the chunk's input, so it gets every step spelled out.
         if (j_static && !plan.is_static[si] && (probe || !prog.kernels[si]->reads_static_inputs())) {
           const size_t slot = j == Network::kInput ? size_t(N) : size_t(j);
@@ -458,10 +482,10 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       }
       if (staged_by[si] >= 0) {
         const size_t m = size_t(staged_by[si]);
-        static_cast<cpu::NeuronKernel&>(kernel).forward_snn_staged(ins, outs[m], states[si].get(), chunk,
+        static_cast<cpu::NeuronKernel&>(kernel).forward_snn_staged(ins, *outs[m], states[si].get(), chunk,
                                                                    *prog.kernels[m]->plane_stage(), states[m].get());
       } else {
-        kernel.forward_snn(ins, outs[si], states[si].get(), chunk);
+        kernel.forward_snn(ins, *outs[si], states[si].get(), chunk);
       }
       r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - started).count();
       // Spikes the kernel counted while writing them (a probe may rewrite the output, so not then).
@@ -473,7 +497,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       r.profile[si].path = kernel.last_choice().path;
       r.profile[si].input_density = kernel.last_choice().input_density;
       if (probed) {
-        access->set_output(&outs[si]);
+        access->set_output(outs[si]);
         probe->after_layer(*access);
       }
 
@@ -490,14 +514,14 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         }
       }
       if (plan.neuron_slot[si] >= 0) {
-        const auto& nz = nonzeros(i, outs[si]);
+        const auto& nz = nonzeros(i, *outs[si]);
         for (int64_t t = 0; t < steps; ++t) accountant.spikes(i, t0 + t, double(nz[size_t(t)]));
       }
     }
 
     // Anytime readout: running sum of the readout over steps; prediction = its argmax after each step.
     const bool out_static = plan.is_static[size_t(out_node)];
-    const Tensor& y = out_static ? static_out[size_t(out_node)] : outs[size_t(out_node)];
+    const Tensor& y = out_static ? static_out[size_t(out_node)] : *outs[size_t(out_node)];
     for (int64_t t = 0; t < steps; ++t)
       for (int64_t b = 0; b < B; ++b) {
         const float* row = y.data() + ((out_static ? 0 : t * B) + b) * K;
