@@ -7,6 +7,7 @@
 
 #include "snn/cpu/event_convolution.hpp"
 #include "snn/cpu/event_linear.hpp"
+#include "snn/cpu/transpose.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/layers/all.hpp"
 #include "test_util.hpp"
@@ -40,6 +41,22 @@ void run_path(cpu::Kernel& k, EventPolicy p, const Tensor& x, Tensor& out) {
 }
 
 }  // namespace
+
+TEST_CASE("transpose_block moves every entry, full tiles and partial ones, and nothing else", "[events]") {
+  std::mt19937 rng(70);
+  for (int64_t rows : {1, 7, 16, 23, 56, 64})
+    for (int64_t cols : {1, 5, 16, 40, 64}) {
+      CAPTURE(rows, cols);
+      const int64_t src_stride = cols + 3, dst_stride = rows + 5;
+      std::vector<float> src(size_t(rows * src_stride));
+      for (auto& v : src) v = float(rng() % 1000);
+      std::vector<float> dst(size_t(cols * dst_stride), -1.0f);
+      cpu::transpose_block(src.data(), src_stride, rows, cols, dst.data(), dst_stride);
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < dst_stride; ++i)
+          REQUIRE(dst[size_t(j * dst_stride + i)] == (i < rows ? src[size_t(i * src_stride + j)] : -1.0f));
+    }
+}
 
 TEST_CASE("event convolution equals the dense path on every geometry", "[events]") {
   std::mt19937 rng(71);

@@ -15,10 +15,12 @@ void transpose_scalar(const float* src, int64_t src_stride, int64_t rows, int64_
 }
 
 #if defined(__AVX512F__)
-// One 16×16 tile: the classic unpack (ps, pd) then 128-bit lane shuffles.
-void transpose16(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
+// One tile of up to 16×16: rows (< 16: the others read as zero) of 16 columns in, `rows` entries of each
+// of 16 columns out (masked stores), so tails stay vectorised. The classic unpack (ps, pd), then
+// 128-bit lane shuffles.
+void transpose16(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int rows = 16) {
   __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_loadu_ps(src + i * src_stride) : _mm512_setzero_ps();
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -40,7 +42,12 @@ void transpose16(const float* src, int64_t src_stride, float* dst, int64_t dst_s
     t[8 + m] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0x88);   // column 8 + m
     t[12 + m] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0xdd);  // column 12 + m
   }
-  for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + j * dst_stride, t[j]);
+  if (rows == 16) {
+    for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + j * dst_stride, t[j]);
+  } else {
+    const __mmask16 keep = __mmask16((1u << rows) - 1);
+    for (int j = 0; j < 16; ++j) _mm512_mask_storeu_ps(dst + j * dst_stride, keep, t[j]);
+  }
 }
 #endif
 
@@ -52,8 +59,10 @@ void transpose_block(const float* src, int64_t src_stride, int64_t rows, int64_t
   const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
   for (int64_t i = 0; i < rows16; i += 16)
     for (int64_t j = 0; j < cols16; j += 16) transpose16(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
-  if (cols16 < cols) transpose_scalar(src + cols16, src_stride, rows16, cols - cols16, dst + cols16 * dst_stride, dst_stride);
-  if (rows16 < rows) transpose_scalar(src + rows16 * src_stride, src_stride, rows - rows16, cols, dst + rows16, dst_stride);
+  if (rows16 < rows)  // the last rows, as partial tiles (ResNet-18's 56-wide bands: 8 of every 56)
+    for (int64_t j = 0; j < cols16; j += 16)
+      transpose16(src + rows16 * src_stride + j, src_stride, dst + j * dst_stride + rows16, dst_stride, int(rows - rows16));
+  if (cols16 < cols) transpose_scalar(src + cols16, src_stride, rows, cols - cols16, dst + cols16 * dst_stride, dst_stride);
 #else
   transpose_scalar(src, src_stride, rows, cols, dst, dst_stride);
 #endif
