@@ -127,6 +127,8 @@ class CpuProgram : public Program {
   struct Buffers {
     std::vector<Tensor> static_out, slots, repeated;  // slots: activation_slots.hpp
     Tensor x_chunk;
+    std::vector<std::unique_ptr<cpu::KernelState>> states;  // per node, made for state_batch images
+    std::vector<int64_t> state_batch;
   };
   Buffers buffers;
   std::mutex buffers_in_use;
@@ -339,15 +341,26 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
 
   r.profile.assign(size_t(N), {});
   using Clock = std::chrono::steady_clock;
-  std::vector<std::unique_ptr<cpu::KernelState>> states(static_cast<size_t>(N));
-  for (int i = 0; i < N; ++i)
-    if (net.layer(i).stateful()) states[size_t(i)] = prog.kernels[size_t(i)]->make_state(B);
-
   // Output buffers live across chunks: same shapes every chunk, so no reallocation or zero-filling
   // (serial page-fault work that otherwise rivals the GEMMs). Their total is what the chunk size allows.
   std::unique_lock<std::mutex> own_buffers(prog.buffers_in_use, std::try_to_lock);
   CpuProgram::Buffers private_buffers;
   CpuProgram::Buffers& buffers = own_buffers.owns_lock() ? prog.buffers : private_buffers;
+  // Kernel states (membranes, running sums) too: a state of the same batch size is reset in place
+  // rather than made anew (a sweep's slices of ResNet-18 would otherwise allocate, page-fault and fill
+  // ~9 MB per image each time).
+  std::vector<std::unique_ptr<cpu::KernelState>>& states = buffers.states;
+  states.resize(size_t(N));
+  buffers.state_batch.resize(size_t(N), -1);
+  for (int i = 0; i < N; ++i) {
+    const size_t si = size_t(i);
+    if (!net.layer(i).stateful()) continue;
+    const bool reset = states[si] && buffers.state_batch[si] == B && prog.kernels[si]->reset_state(*states[si]);
+    if (!reset) {
+      states[si] = prog.kernels[si]->make_state(B);
+      buffers.state_batch[si] = B;
+    }
+  }
   std::vector<Tensor>& static_out = buffers.static_out;
   static_out.resize(size_t(N));
   // Static outputs repeated over a chunk's steps, for dynamic readers; slot N is the network input.

@@ -56,6 +56,13 @@ class MaxPoolKernel : public Kernel, public PlaneStage {
     return st;
   }
 
+  bool reset_state(KernelState& state) const override {
+    auto& st = static_cast<RunningSums&>(state);
+    st.sum.fill(0.0f);
+    st.max.fill(0.0f);
+    return true;
+  }
+
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
                    const StepChunk& chunk) override {
     const Tensor& x = *inputs[0];

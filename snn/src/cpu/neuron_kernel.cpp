@@ -76,13 +76,22 @@ void NeuronKernel::forward(const std::vector<const Tensor*>& inputs, Tensor& out
 std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
   auto st = std::make_unique<State>();
   const int64_t C = layer_.channels();
-  st->v = Tensor({batch, C * inner_});
-  for (int64_t p = 0; p < batch * C; ++p) {
-    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(p % C));
-    std::fill(st->v.data() + p * inner_, st->v.data() + (p + 1) * inner_, v0);
-  }
-  if (layer_.config().spikes == Spikes::Signed) st->count = Tensor({batch, C * inner_}, 0.0f);
+  st->v.resize({batch, C * inner_});
+  if (layer_.config().spikes == Spikes::Signed) st->count.resize({batch, C * inner_});
+  reset_state(*st);
   return st;
+}
+
+bool NeuronKernel::reset_state(KernelState& state) const {
+  auto& st = static_cast<State&>(state);
+  const int64_t C = layer_.channels(), planes = st.v.numel() / inner_;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(p % C));
+    std::fill(st.v.data() + p * inner_, st.v.data() + (p + 1) * inner_, v0);
+  }
+  st.count.fill(0.0f);
+  return true;
 }
 
 void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,

@@ -37,6 +37,9 @@ class Kernel {
   virtual void forward(const std::vector<const Tensor*>& inputs, Tensor& out) = 0;
   // SNN view. Stateless kernels need not override these: a chunk is then just a bigger batch.
   virtual std::unique_ptr<KernelState> make_state(int64_t /*batch*/) const { return nullptr; }
+  // Puts a state made by make_state back to what make_state gave, in place (no allocation); false where
+  // the kernel cannot, and the caller makes a new one.
+  virtual bool reset_state(KernelState& /*state*/) const { return false; }
   virtual void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* /*state*/,
                            const StepChunk& /*chunk*/) {
     forward(inputs, out);

@@ -31,6 +31,7 @@ class NeuronKernel : public SpikingKernel {
   NeuronKernel(const NeuronLayer& layer, const Shape& input);
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override;
   std::unique_ptr<KernelState> make_state(int64_t batch) const override;
+  bool reset_state(KernelState& state) const override;
   // inputs: the layer's input, or (a residual add fused into this layer by the backend) the add's two
   // inputs, summed here exactly as the add would have.
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
