@@ -1,6 +1,8 @@
 #include "snn/cpu/event_convolution.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <omp.h>
 
 #if defined(__AVX512F__)
@@ -251,6 +253,9 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
     const int64_t chunks = std::clamp<int64_t>((want + groups * tiles_ - 1) / (groups * tiles_), 1, bands);
     const int64_t chunk_rows = (bands + chunks - 1) / chunks * band_rows_;
     const int64_t items = groups * tiles_ * chunks;
+    std::vector<std::atomic<uint8_t>> claimed(static_cast<size_t>(wn)), listed(claimed.size());
+    for (size_t s = 0; s < claimed.size(); ++s) claimed[s].store(0), listed[s].store(0);
+    std::atomic<int64_t> next_unlisted{0};
 #pragma omp parallel
     {
       thread_local std::vector<float> channels_last;
@@ -259,13 +264,24 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
       const size_t band_size = size_t(group * band_rows_ * g_.out_w * tile_);
       if (band.size() < band_size) band.resize(band_size);
       outs.resize(size_t(group));
-#pragma omp for schedule(dynamic)
-      for (int64_t s = 0; s < wn; ++s)
+      // A sample is listed by the first thread that needs it (or that waits for another's and helps);
+      // no barrier between listing and gathering, where a thread would idle.
+      auto list = [&](int64_t s) {
+        if (claimed[size_t(s)].exchange(1, std::memory_order_acq_rel)) return false;
         ev[s].build(x + (w0 + s) * in_size, g_, block_channels_, row_used_, column_used_, channels_last);
+        listed[size_t(s)].store(1, std::memory_order_release);
+        return true;
+      };
 #pragma omp for schedule(dynamic)
       for (int64_t item = 0; item < items; ++item) {
         const int64_t tile = item / (groups * chunks), gi = item / chunks % groups, ci = item % chunks;
         const int64_t s0 = gi * group, ns = std::min(group, wn - s0);
+        for (int64_t s = s0; s < s0 + ns; ++s) list(s);
+        for (int64_t s = s0; s < s0 + ns; ++s)
+          while (!listed[size_t(s)].load(std::memory_order_acquire)) {
+            const int64_t other = next_unlisted.fetch_add(1, std::memory_order_relaxed);
+            if (other >= wn || !list(other)) std::this_thread::yield();
+          }
         const int64_t o0 = tile * tile_, valid = std::min(tile_, g_.out_channels - o0);
         const int64_t oy0 = ci * chunk_rows, oy1 = std::min(g_.out_h, oy0 + chunk_rows);
         if (oy0 >= oy1) continue;
