@@ -246,7 +246,13 @@ namespace {
 // Activations per chunk that stay in the last-level cache (48 MiB here): a chunk of a few images over a
 // few steps runs layer after layer out of cache instead of streaming every activation through DRAM.
 constexpr int64_t kCacheBudget = int64_t(32) << 20;
-constexpr int64_t kSliceSteps = 4;  // nominal steps per chunk of a slice
+// Nominal steps per chunk of a slice, and the fewest samples (images × steps) per chunk and thread: a
+// weight layer's call then serves enough samples to pay for streaming its weights and for splitting
+// into work items, and a membrane is loaded once per 8 steps. Measured on the Zen 5 VM
+// (engine_throughput, ResNet-18, 8 interleaved pairs): 4 images × 8 steps per chunk +3 % (all pairs)
+// over 2 × 4; 8 × 8, 2 × 16, 1 × 16 and 2 × 8 were no better than 4 × 8 (bench/README.md, fifth round).
+constexpr int64_t kSliceSteps = 8;
+constexpr int64_t kMinSamplesPerThread = 16;
 
 // Appends slice `part` (images [b0, b0 + part.batch)) of a batch of `batch` images to `r`.
 void merge_slice(BatchSimulation& r, const BatchSimulation& part, int64_t b0, int64_t batch) {
@@ -284,11 +290,12 @@ BatchSimulation CpuBackend::simulate(Program& program, const Tensor& images, con
                                      NeuronProbe* probe) {
   ScopedThreads guard(threads_);
   // Images are independent: without a probe (which needs whole-batch statistics), the batch runs in
-  // slices small enough for a chunk to stay in cache, at least 4 samples per thread per chunk.
+  // slices small enough for a chunk to stay in cache, at least kMinSamplesPerThread samples per thread
+  // per chunk.
   if (!probe && images.rank() >= 1 && images.dim(0) > 1) {
     const SimulationPlan whole = make_simulation_plan(program.network(), opts, images.dim(0));
     const int64_t B = images.dim(0), per_image = std::max<int64_t>(1, whole.bytes_per_image_step);
-    const int64_t samples = std::max<int64_t>(4 * threads_, kCacheBudget / per_image);
+    const int64_t samples = std::max<int64_t>(kMinSamplesPerThread * threads_, kCacheBudget / per_image);
     const int64_t slice = std::min(B, std::max<int64_t>(1, samples / kSliceSteps));
     if (slice < B) {
       SimulationOptions o = opts;
