@@ -35,6 +35,16 @@ Tensor sparse_input(Shape shape, double density, std::mt19937& rng) {
   return t;
 }
 
+// Every neuron layer of net to signed spikes (net counts capped at 6).
+void make_signed(Network& net) {
+  for (int i : net.neuron_nodes()) {
+    NeuronConfig cfg = net.neuron(i).config();
+    cfg.spikes = Spikes::Signed;
+    cfg.max_spikes = 6;
+    net.neuron(i).set_config(cfg);
+  }
+}
+
 void run_path(cpu::Kernel& k, EventPolicy p, const Tensor& x, Tensor& out) {
   k.set_event_policy(p);
   k.forward_snn({&x}, out, nullptr, StepChunk{0, 1, x.dim(0)});
@@ -276,13 +286,7 @@ TEST_CASE("max pooling fused into the neuron layer that feeds it gives the unfus
       INFO("residual " << residual << ", signed " << signed_spikes);
       std::mt19937 rng(78 + 2 * residual + signed_spikes);
       Network net = snn_test::small_cnn(rng, SourceActivation::ReLU, 0, /*maxpool=*/true, residual);
-      if (signed_spikes)
-        for (int i : net.neuron_nodes()) {
-          NeuronConfig cfg = net.neuron(i).config();
-          cfg.spikes = Spikes::Signed;
-          cfg.max_spikes = 6;
-          net.neuron(i).set_config(cfg);
-        }
+      if (signed_spikes) make_signed(net);
       const Tensor images = snn_test::random_tensor({24, 2, 8, 8}, rng, 0.0f, 1.0f);
       SimulationOptions o;
       o.timesteps = 9;
@@ -313,13 +317,7 @@ TEST_CASE("a program's kernel states are reset, not carried, from one batch to t
     INFO("signed " << signed_spikes);
     std::mt19937 rng(90 + signed_spikes);
     Network net = snn_test::small_cnn(rng, SourceActivation::ReLU, 0, /*maxpool=*/true, /*residual=*/true);
-    if (signed_spikes)
-      for (int i : net.neuron_nodes()) {
-        NeuronConfig cfg = net.neuron(i).config();
-        cfg.spikes = Spikes::Signed;
-        cfg.max_spikes = 6;
-        net.neuron(i).set_config(cfg);
-      }
+    if (signed_spikes) make_signed(net);
     const Tensor a = snn_test::random_tensor({12, 2, 8, 8}, rng, 0.0f, 1.0f);
     const Tensor b = snn_test::random_tensor({12, 2, 8, 8}, rng, 0.5f, 1.0f);  // busier: other states
     for (int64_t budget : {int64_t(1) << 14, int64_t(1) << 30}) {  // slices of a few images; whole batch
