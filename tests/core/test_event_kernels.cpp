@@ -77,14 +77,14 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
   // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels, input
   // channels split over several weight blocks (a partial last block), output planes small enough to be
   // gathered several samples at a time and one too large for that (bands of rows), and inputs so large
-  // that the 5 samples are listed in 3 waves.
+  // that the 5 samples are listed one at a time (5 waves).
   const Case cases[] = {{3, 7, 5, 10, 3, 3, 1, 1, 1, 1},    {4, 9, 17, 33, 3, 3, 2, 2, 1, 1},
                         {8, 12, 16, 16, 5, 3, 1, 2, 2, 1},  {5, 6, 40, 70, 1, 1, 1, 1, 0, 0},
                         {6, 11, 13, 20, 1, 1, 2, 2, 0, 0},  {16, 8, 8, 130, 3, 3, 3, 3, 2, 2},
                         {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1},
                         {40, 9, 11, 70, 3, 3, 1, 1, 1, 1},  {48, 6, 7, 20, 5, 5, 1, 1, 2, 2},
                         {160, 6, 5, 70, 3, 3, 1, 1, 1, 1},  {4, 30, 30, 64, 3, 3, 1, 1, 1, 1},
-                        {64, 80, 80, 16, 3, 3, 40, 40, 0, 0}};
+                        {64, 182, 182, 16, 3, 3, 60, 60, 0, 0}};
   for (const Case& c : cases)
     for (double density : {0.0, 0.07, 0.3, 1.0}) {
       CAPTURE(c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, density);
@@ -119,12 +119,12 @@ TEST_CASE("the geometry cases above cover every work plan of the event convoluti
   CHECK(large.band_rows() < 30);
   // A large input with a small output: the group is bounded by the inputs' event lists (memory).
   cpu::ConvGeometry g;
-  g.in_channels = 64, g.height = g.width = 80, g.out_channels = 16, g.kernel_h = g.kernel_w = 3;
-  g.stride_h = g.stride_w = 40, g.out_h = g.out_w = 2;  // 409 600 inputs, output planes of 256 bytes
+  g.in_channels = 64, g.height = g.width = 182, g.out_channels = 16, g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = 60, g.out_h = g.out_w = 3;  // 2 119 936 inputs, output planes of 576 bytes
   const std::vector<float> w(size_t(16 * 64 * 9), 1.0f);
   const cpu::EventConvolution wide(g, w.data(), nullptr);
-  CHECK(wide.group_samples() == 2);
-  CHECK(wide.wave_samples(5) == 2);  // and the samples listed at once
+  CHECK(wide.group_samples() == 1);
+  CHECK(wide.wave_samples(5) == 1);  // and the samples listed at once
 }
 
 TEST_CASE("event convolution without bias, and a grouped convolution stays dense", "[events]") {
