@@ -40,8 +40,8 @@ struct SampleEvents {
   std::vector<float> value;
   std::vector<int32_t> begin;  // [block][position], plus the end
 
-  // One pass: the sample is transposed to channels-last (into `channels_last`, scratch), then each position's channels in a block are
-  // compressed to their non-zeros 16 at a time. Rows and columns no output reads (row_used[y] == 0 or
+  // One pass: the sample is transposed to channels-last (into `channels_last`, scratch), then each
+  // position's channels in a block are compressed to their non-zeros 16 at a time. Rows and columns no output reads (row_used[y] == 0 or
   // column_used[x] == 0, e.g. odd ones under a 1×1 stride-2 kernel) get no events, and unread rows are
   // not even transposed (for a strided 1×1 kernel the listing is most of the work).
   void build(const float* x, const ConvGeometry& g, int64_t block_channels, const std::vector<char>& row_used,
@@ -235,10 +235,10 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
   const int64_t in_size = g_.input_size(), out_hw = g_.out_h * g_.out_w;
   const int64_t threads = omp_get_max_threads();
   const int64_t bands = (g_.out_h + band_rows_ - 1) / band_rows_;
-  // Samples are listed in waves of at most kWaveInputs inputs, all samples of a wave in parallel; then the
-  // wave's work items, (group of samples, tile, chunk of output rows), run in parallel, at least 4 per
-  // thread where the samples allow, so that samples of unequal density do not leave a thread idle
-  // (a thread per group of samples left the other idle for ~8 % of ResNet-18's event convolutions).
+  // Samples go in waves of at most kWaveInputs inputs. A wave's work items, (group of samples, tile, chunk
+  // of output rows), run in parallel, at least 4 per thread where the samples allow, so that samples of
+  // unequal density do not leave a thread idle (a thread per group of samples left the other idle for
+  // ~8 % of ResNet-18's event convolutions); each item lists the samples it needs that no one has yet.
   const int64_t wave = wave_samples(n);
   thread_local std::vector<SampleEvents> events;  // the calling thread's, shared with its team
   if (events.size() < size_t(wave)) events.resize(size_t(wave));
