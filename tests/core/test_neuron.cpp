@@ -179,3 +179,44 @@ TEST_CASE("invalid signed-spike settings are refused with the layer named", "[ne
   REQUIRE_THROWS_WITH(NeuronLayer("a", 1, {1.0f}, SourceActivation::ReLU, 0, scale), Catch::Contains("signed"));
   REQUIRE_THROWS_WITH(parse_spikes("ternary"), Catch::Contains("binary or signed"));
 }
+
+TEST_CASE("the CPU kernel steps every plane like the neuron core, in groups of planes with a ragged tail",
+          "[neuron]") {
+  // 3 images × 37 channels of 5 positions: the kernel steps the planes in groups of consecutive ones
+  // (neuron_kernel.cpp), here several groups per thread and a last one shorter than the others. Each
+  // neuron must see exactly its own input sequence: the scalar core, neuron by neuron, is the reference,
+  // with per-channel thresholds, a temporal bias, and a residual input fused into the layer.
+  std::mt19937 rng(7);
+  const int64_t B = 3, C = 37, P = 5, T = 6;
+  std::vector<float> theta(static_cast<size_t>(C));
+  for (auto& th : theta) th = std::uniform_real_distribution<float>(0.5f, 1.5f)(rng);
+  for (const bool leaky : {false, true}) {
+    NeuronConfig cfg;
+    if (leaky) {
+      cfg.model = NeuronModel::LIF;
+      cfg.beta = 0.75f;
+    }
+    NeuronLayer n("n", C, theta, SourceActivation::ReLU, 0, cfg);
+    n.set_bias(snn_test::random_tensor({T, C}, rng, -0.2f, 0.2f));
+    const Tensor x = snn_test::random_tensor({T * B, C, P}, rng, -0.5f, 1.0f);
+    const Tensor x2 = snn_test::random_tensor({T * B, C, P}, rng, -0.5f, 1.0f);
+    snn_test::CpuRun k(n, {{C, P}}, B);
+    Tensor out;
+    k.snn({&x, &x2}, out, StepChunk{0, T, B});
+    REQUIRE(out.numel() == T * B * C * P);
+    const std::vector<int64_t>& fired = *k.kernel->output_nonzeros();
+    std::vector<int64_t> want_fired(size_t(T), 0);
+    for (int64_t i = 0; i < B * C * P; ++i) {
+      const int64_t c = i / P % C;
+      float v = neuron::initial_membrane(cfg.v_init, theta[size_t(c)]), count = 0;
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t at = t * B * C * P + i;
+        const float s = neuron::step(v, count, x.data()[at] + x2.data()[at], n.bias_at(t, c), theta[size_t(c)], cfg);
+        INFO("leaky " << leaky << ", neuron " << i << ", step " << t);
+        REQUIRE(out.data()[at] == s);
+        want_fired[size_t(t)] += s != 0.0f;
+      }
+    }
+    REQUIRE(fired == want_fired);
+  }
+}

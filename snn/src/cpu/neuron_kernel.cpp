@@ -2,12 +2,18 @@
 // chunk with its membrane in cache; planes in parallel. The ANN view is the core's source activation.
 #include "snn/cpu/neuron_kernel.hpp"
 
+#include <algorithm>
+#include <omp.h>
+
 #include "snn/cpu/plane_stage.hpp"
 #include "snn/error.hpp"
 
 namespace snn::cpu {
 
 namespace {
+// Membranes of the planes stepped together (see run_snn): in L2 with their inputs' lines in flight.
+constexpr int64_t kGroupBytes = 64 * 1024;
+
 // n neurons of one plane, one step: s = spikes; returns nothing (callers count as they need). With a
 // second input (x2 non-null: a residual add fused into this layer) the input is x + x2, the same float
 // sum the add layer would have stored.
@@ -137,9 +143,17 @@ void NeuronKernel::run_snn(const std::vector<const Tensor*>& inputs, Tensor& out
   const float beta = layer_.config().beta;
   output_nonzeros_.assign(size_t(steps), 0);
   int64_t* fired = output_nonzeros_.data();
-  // Every (image, channel) plane runs its steps in order with its membrane in cache; planes in
+  // Every (image, channel) plane runs its steps in order with its membrane in cache; groups of planes in
   // parallel. step(p, t, x, x2, s) steps plane p once and returns its spike count. With a stage, the
   // spikes go to a per-thread plane buffer that the stage consumes at once.
+  // Planes go in groups of consecutive ones whose membranes fit kGroupBytes; each group runs its steps
+  // in order, a step over all its planes at once. A step's inputs and outputs are then contiguous runs of
+  // the group's size, not one plane's (ResNet-18's layer1: 12.5 KB, a few pages), which the hardware
+  // prefetchers follow: the layers' inputs come from memory, and the neuron layers of ResNet-18 ran
+  // ~20 % faster than plane by plane (bench/README.md). At least two groups per thread.
+  const int64_t group = std::clamp<int64_t>(kGroupBytes / (inner_ * int64_t(sizeof(float))), 1,
+                                            std::max<int64_t>(1, B * C / (2 * omp_get_max_threads())));
+  const int64_t groups = (B * C + group - 1) / group;
   auto for_planes = [&](auto&& step_one) {
 #pragma omp parallel
     {
@@ -149,14 +163,15 @@ void NeuronKernel::run_snn(const std::vector<const Tensor*>& inputs, Tensor& out
         if (scratch.size() < size_t(stage->plane_scratch_size())) scratch.resize(size_t(stage->plane_scratch_size()));
       }
 #pragma omp for schedule(static) reduction(+ : fired[:steps])
-      for (int64_t p = 0; p < B * C; ++p)
-        for (int64_t t = 0; t < steps; ++t) {
-          const float* xp = x.data() + t * x_stride + p * inner_;
-          const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
-          float* o = stage ? plane.data() : out.data() + t * step + p * inner_;
-          fired[t] += step_one(p, t, xp, x2p, o);
-          if (stage) stage->step_plane(o, out.data() + (t * B * C + p) * stage_plane, stage_state, p, scratch.data());
-        }
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t t = 0; t < steps; ++t)
+          for (int64_t p = g * group; p < std::min(B * C, (g + 1) * group); ++p) {
+            const float* xp = x.data() + t * x_stride + p * inner_;
+            const float* x2p = x2 ? x2->data() + t * x2_stride + p * inner_ : nullptr;
+            float* o = stage ? plane.data() : out.data() + t * step + p * inner_;
+            fired[t] += step_one(p, t, xp, x2p, o);
+            if (stage) stage->step_plane(o, out.data() + (t * B * C + p) * stage_plane, stage_state, p, scratch.data());
+          }
     }
   };
   if (layer_.config().spikes == Spikes::Signed) {
