@@ -5,6 +5,9 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "snn/error.hpp"
 #include "snn/network.hpp"
@@ -87,6 +90,21 @@ double simulation_memory_bytes(const Network& net, int64_t batch, int64_t timest
                              2.0 * b * dynamic_per_step * f;
   const double records = double(timesteps) * (b * 8.0 + double(net.size()) * 3.0 * 8.0);
   return double(net.parameter_count()) * 2.0 * f + activations + records;
+}
+
+bool advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end <= begin) return false;
+  // Advice only: a kernel without transparent huge pages refuses it, and the memory stays as it was.
+  return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE) == 0;
+#else
+  (void)p;
+  (void)bytes;
+  return false;
+#endif
 }
 
 }  // namespace snn

@@ -1,5 +1,7 @@
 #include "snn/tensor.hpp"
 
+#include "snn/memory.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -57,7 +59,16 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 void Tensor::resize(Shape shape) {
-  data_.resize(static_cast<size_t>(numel_of(shape)));
+  const size_t n = static_cast<size_t>(numel_of(shape));
+  if (n > data_.capacity() && n * sizeof(float) >= kHugePageAdviceBytes) {
+    // A large new buffer (the simulators' outputs and states): allocated untouched, advised to huge
+    // pages, then filled. The old contents need not survive (see the header).
+    std::vector<float> fresh;
+    fresh.reserve(n);
+    advise_huge_pages(fresh.data(), n * sizeof(float));
+    data_.swap(fresh);
+  }
+  data_.resize(n);
   shape_ = std::move(shape);
 }
 

@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "snn/memory.hpp"
+
 namespace snn::cpu {
 
 template <class T>
@@ -17,8 +19,11 @@ struct CacheLineAllocator {
   template <class U>
   CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
 
+  // Large buffers (weights, partial sums) are advised to huge pages before their first touch.
   T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kAlignment)));
+    T* p = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kAlignment)));
+    if (n * sizeof(T) >= kHugePageAdviceBytes) advise_huge_pages(p, n * sizeof(T));
+    return p;
   }
   void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kAlignment)); }
 
