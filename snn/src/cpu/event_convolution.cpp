@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <omp.h>
 
@@ -36,8 +37,11 @@ constexpr int64_t kWaveInputs = int64_t(1) << 22;
 // of one row are one contiguous run. An event is its value and x·block_channels + (channel − block's
 // first), which, less the window's x0·block_channels, indexes the weight tap.
 struct SampleEvents {
-  std::vector<int32_t> index;
-  std::vector<float> value;
+  // Not value-initialised (new T[n]): only the pages that events are written to are ever touched, ~a
+  // fifth of the room at typical densities (first touches are what a sweep's first batch pays for).
+  std::unique_ptr<int32_t[]> index;
+  std::unique_ptr<float[]> value;
+  size_t room_ = 0;
   std::vector<int32_t> begin;  // [block][position], plus the end
 
   // One pass: the sample is transposed to channels-last (into `channels_last`, scratch), then each
@@ -51,9 +55,10 @@ struct SampleEvents {
     begin.resize(size_t(blocks * positions + 1));
     // Room for every input plus one vector of slack: compressed vectors are stored whole.
     const size_t room = size_t(positions * channels + 16);
-    if (index.size() < room) {
-      index.resize(room);
-      value.resize(room);
+    if (room_ < room) {
+      index.reset(new int32_t[room]);
+      value.reset(new float[room]);
+      room_ = room;
     }
     if (channels_last.size() < size_t(positions * channels)) channels_last.resize(size_t(positions * channels));
     for (int64_t y0 = 0; y0 < g.height;) {  // runs of used rows, each transposed as one block
@@ -67,8 +72,8 @@ struct SampleEvents {
                       channels_last.data() + y0 * g.width * channels, channels);
       y0 = y1;
     }
-    int32_t* idx = index.data();
-    float* val = value.data();
+    int32_t* idx = index.get();
+    float* val = value.get();
     int32_t k = 0;
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t c0 = b * block_channels, cn = std::min(block_channels, channels - c0);
@@ -177,8 +182,8 @@ void EventConvolution::run_tile(const SampleEvents* ev, int64_t ns, int64_t tile
       // sample's band gathers its window row from them.
       for (int64_t ky = 0; ky < g.kernel_h; ++ky) {
         for (int64_t s = 0; s < ns; ++s) {
-          const int32_t* idx = ev[s].index.data();
-          const float* val = ev[s].value.data();
+          const int32_t* idx = ev[s].index.get();
+          const float* val = ev[s].value.get();
           const int32_t* begin = ev[s].begin.data() + b * positions;
           float* sample_band = band + s * band_size;
           for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
