@@ -312,7 +312,9 @@ TEST_CASE("adaptive average pooling matches naive uneven windows", "[layers]") {
   std::mt19937 rng(32);
   const std::vector<std::pair<Shape, Shape>> cases = {  // {H, W} -> {out_h, out_w}
       {{5, 5}, {3, 3}}, {{7, 7}, {3, 3}}, {{2, 2}, {7, 7}}, {{1, 1}, {6, 6}}, {{6, 6}, {6, 6}},
-      {{10, 10}, {4, 4}}, {{5, 7}, {3, 2}}, {{9, 4}, {4, 6}}, {{7, 3}, {1, 1}}};
+      {{10, 10}, {4, 4}}, {{5, 7}, {3, 2}}, {{9, 4}, {4, 6}}, {{7, 3}, {1, 1}},
+      // windows that tile the plane evenly (the kernel takes them as fixed windows): global pooling too
+      {{7, 7}, {1, 1}}, {{8, 6}, {4, 2}}, {{12, 12}, {3, 3}}, {{6, 9}, {2, 3}}};
   for (const auto& [in, out] : cases) {
     INFO(in[0] << "x" << in[1] << " -> " << out[0] << "x" << out[1]);
     const int64_t H = in[0], W = in[1], C = 3, N = 2;
@@ -330,9 +332,15 @@ TEST_CASE("adaptive average pooling matches naive uneven windows", "[layers]") {
           const int64_t x0 = int64_t(std::floor(double(ox) * W / out[1]));
           const int64_t x1 = int64_t(std::ceil(double(ox + 1) * W / out[1]));
           double sum = 0;
+          float row_major = 0.0f;  // PyTorch's order: the float sum must be the same, bit for bit
           for (int64_t iy = y0; iy < y1; ++iy)
-            for (int64_t ix = x0; ix < x1; ++ix) sum += x[(p * H + iy) * W + ix];
-          REQUIRE(y[(p * out[0] + oy) * out[1] + ox] == Approx(sum / double((y1 - y0) * (x1 - x0))).margin(2e-6));
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              sum += x[(p * H + iy) * W + ix];
+              row_major += x[(p * H + iy) * W + ix];
+            }
+          const float got = y[(p * out[0] + oy) * out[1] + ox];
+          REQUIRE(got == Approx(sum / double((y1 - y0) * (x1 - x0))).margin(2e-6));
+          REQUIRE(got == row_major / float((y1 - y0) * (x1 - x0)));
         }
   }
   // Linear, so the SNN view is the ANN view of each step.
