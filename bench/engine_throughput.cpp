@@ -146,7 +146,10 @@ int main(int argc, char** argv) try {
                       {"ann_images_per_second", double(batch * batches) / ann_s},
                       {"macs_per_image", net.macs_per_sample()},
                       {"firing_rate", rates}};
-  if (cpu_backend) j["events"] = to_string(cpu_backend->event_policy());
+  if (cpu_backend) {
+    j["events"] = to_string(cpu_backend->event_policy());
+    j["channels_last"] = cpu_backend->channels_last();
+  }
   if (!last.profile.empty()) {
     const SimulationPlan plan = make_simulation_plan(net, o, batch);
     double total = 0;
@@ -161,6 +164,7 @@ int main(int argc, char** argv) try {
                           {"seconds", sec},
                           {"share", total > 0 ? sec / total : 0.0}};
       if (!p.path.empty()) l["path"] = p.path;
+      if (p.channels_last) l["channels_last"] = true;
       if (p.input_density >= 0) l["input_density"] = p.input_density;
       const double macs = double(plan.macs[size_t(i)]) * double(batch) * double(batches) *
                           (plan.is_static[size_t(i)] ? 1.0 : double(T));

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "snn/accountant.hpp"
+#include "snn/cpu/activation_layout.hpp"
 #include "snn/cpu/activation_slots.hpp"
 #include "snn/cpu/kernel.hpp"
 #include "snn/cpu/neuron_kernel.hpp"
@@ -126,6 +127,7 @@ class CpuProgram : public Program {
   // (concurrent simulations of one program) uses buffers of its own.
   struct Buffers {
     std::vector<Tensor> static_out, slots, repeated;  // slots: activation_slots.hpp
+    std::vector<Tensor> converted;  // per producer: its output in the other layout (activation_layout.hpp)
     Tensor x_chunk;
     std::vector<std::unique_ptr<cpu::KernelState>> states;  // per node, made for state_batch images
     std::vector<int64_t> state_batch;
@@ -226,6 +228,11 @@ Tensor run_ann(CpuProgram& prog, const Tensor& images, const std::vector<char>* 
 
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()), events_(EventPolicy::Auto) {
   if (const char* env = std::getenv("SNNC_CPU_EVENTS")) events_ = parse_event_policy(env, "SNNC_CPU_EVENTS");
+  if (const char* env = std::getenv("SNNC_CPU_CHANNELS_LAST")) {
+    const std::string v = env;
+    require(v == "on" || v == "off", "SNNC_CPU_CHANNELS_LAST must be on or off, not '" + v + "'");
+    channels_last_ = v == "on";
+  }
 }
 
 std::string CpuBackend::description() const { return "cpu (" + std::to_string(threads_) + " threads)"; }
@@ -282,6 +289,7 @@ void merge_slice(BatchSimulation& r, const BatchSimulation& part, int64_t b0, in
     r.profile[i].seconds += part.profile[i].seconds;
     r.profile[i].path = part.profile[i].path;
     r.profile[i].input_density = part.profile[i].input_density;
+    r.profile[i].channels_last = part.profile[i].channels_last;
   }
 }
 }  // namespace
@@ -431,6 +439,18 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
       if (j >= 0) read_until[size_t(j)] = std::max(read_until[size_t(j)], at);
   }
   read_until[size_t(out_node)] = N;  // the readout reads it after every layer
+
+  // Channels-last activations (kernel.hpp): decided once for the whole simulation (a state keeps its
+  // layout across chunks), never with a probe (which reads NCHW planes).
+  const std::vector<char> channels_last =
+      probe || !channels_last_ ? std::vector<char>(size_t(N), 0) : cpu::plan_channels_last(net, prog.kernels, plan, fused_into, staged_by);
+  for (int i = 0; i < N; ++i)
+    if (auto* neuron = dynamic_cast<cpu::NeuronKernel*>(prog.kernels[size_t(i)].get()); neuron && states[size_t(i)])
+      neuron->set_state_layout(*states[size_t(i)], channels_last[size_t(i)] != 0);
+  // An input in the other layout than its reader takes is converted once per chunk (kept per producer).
+  std::vector<Tensor>& converted = buffers.converted;
+  converted.resize(size_t(N));
+  std::vector<int64_t> converted_at(size_t(N), -1);
   const cpu::ActivationSlots slot_plan = cpu::plan_activation_slots(written_at, read_until, per_sample);
   buffers.slots.resize(size_t(slot_plan.count));
   Tensor no_output;
@@ -469,12 +489,26 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
             repeated_steps[slot] = steps;
           }
           ins.push_back(&repeated[slot]);
+        } else if (j >= 0 && channels_last[size_t(j)] != cpu::reads_channels_last(*prog.kernels[si], channels_last[si],
+                                                                                       channels_last[size_t(j)])) {
+          if (converted_at[size_t(j)] != (j_static ? 0 : t0)) {  // a static one once; timed as part of this reader
+            const auto converting = Clock::now();
+            cpu::convert_layout(src, channels_last[size_t(j)] != 0, converted[size_t(j)]);
+            converted_at[size_t(j)] = t0;
+            r.profile[si].seconds += std::chrono::duration<double>(Clock::now() - converting).count();
+          }
+          ins.push_back(&converted[size_t(j)]);
         } else {
           ins.push_back(&src);
         }
       }
 
       cpu::Kernel& kernel = *prog.kernels[si];
+      if (kernel.supports_channels_last()) {
+        const int first = net.inputs(fused_add[si] >= 0 ? fused_add[si] : i)[0];
+        const bool in_cl = first >= 0 && cpu::reads_channels_last(kernel, channels_last[si], channels_last[size_t(first)]);
+        kernel.set_layouts(in_cl, channels_last[si] != 0);
+      }
       const auto started = Clock::now();
       if (plan.is_static[si]) {
         kernel.forward(ins, static_out[si]);
@@ -515,6 +549,7 @@ BatchSimulation CpuBackend::simulate_slice(Program& program, const Tensor& image
         counted_at[si] = t0;
       }
       r.profile[si].path = kernel.last_choice().path;
+      r.profile[si].channels_last = channels_last[si] != 0;
       r.profile[si].input_density = kernel.last_choice().input_density;
       if (probed) {
         access->set_output(outs[si]);

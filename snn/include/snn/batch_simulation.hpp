@@ -30,6 +30,7 @@ struct BatchSimulation {
     double seconds = 0.0;
     std::string path;
     double input_density = -1.0;
+    bool channels_last = false;  // CPU: the node ran (wrote its output) channels-last
   };
   std::vector<NodeProfile> profile;
 };

@@ -18,6 +18,10 @@ class CpuBackend : public Backend {
   // Event-driven weight kernels (snn/event_policy.hpp); applies to programs prepared afterwards.
   void set_event_policy(EventPolicy p) { events_ = p; }
   EventPolicy event_policy() const { return events_; }
+  // Channels-last activations between event convolutions and neuron layers (snn/cpu/activation_layout.hpp;
+  // on by default, SNNC_CPU_CHANNELS_LAST=on|off): the same numbers either way, bit for bit.
+  void set_channels_last(bool on) { channels_last_ = on; }
+  bool channels_last() const { return channels_last_; }
 
   std::unique_ptr<Program> prepare(const Network& net) override;
   Tensor forward_ann(Program& program, const Tensor& images, std::vector<Tensor>* node_outputs = nullptr) override;
@@ -32,6 +36,7 @@ class CpuBackend : public Backend {
                                  NeuronProbe* probe);
   int threads_;
   EventPolicy events_;
+  bool channels_last_ = true;
 };
 
 }  // namespace snn

@@ -35,10 +35,12 @@ class Conv2dKernel : public EventWeightKernel {
     enable_events(g);
   }
 
+  bool supports_channels_last() const override { return events_ != nullptr; }
+
   void run_events(const Tensor& x, Tensor& out) override {
     const ConvGeometry& g = events_->geometry();
     out.resize({x.dim(0), g.out_channels, g.out_h, g.out_w});
-    events_->run(x.data(), x.dim(0), out.data());
+    events_->run(x.data(), x.dim(0), out.data(), inputs_channels_last(), output_channels_last());
   }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {

@@ -30,6 +30,8 @@ constexpr int64_t kGroupBytes = 192 * 1024;
 // bounds the memory of a layer whose input is large, and so the samples of a group. Each wave ends in
 // a barrier: 1 Mi (5 of ResNet-18's layer1 samples per wave) was 3 % slower overall than 4 Mi.
 constexpr int64_t kWaveInputs = int64_t(1) << 22;
+// Positions ahead of the one being listed whose channels-last inputs are prefetched.
+constexpr int64_t kPrefetchPositions = 4;
 }  // namespace
 
 // The non-zero inputs of one sample, by input-channel block: within a block, in position order
@@ -48,8 +50,10 @@ struct SampleEvents {
   // position's channels in a block are compressed to their non-zeros 16 at a time. Rows and columns no output reads (row_used[y] == 0 or
   // column_used[x] == 0, e.g. odd ones under a 1×1 stride-2 kernel) get no events, and unread rows are
   // not even transposed (for a strided 1×1 kernel the listing is most of the work).
-  void build(const float* x, const ConvGeometry& g, int64_t block_channels, const std::vector<char>& row_used,
-             const std::vector<char>& column_used, std::vector<float>& channels_last) {
+  // A channels-last input (x_channels_last) is read as it is.
+  void build(const float* x, bool x_channels_last, const ConvGeometry& g, int64_t block_channels,
+             const std::vector<char>& row_used, const std::vector<char>& column_used,
+             std::vector<float>& channels_last) {
     const int64_t positions = g.height * g.width, channels = g.in_channels;
     const int64_t blocks = (channels + block_channels - 1) / block_channels;
     begin.resize(size_t(blocks * positions + 1));
@@ -60,8 +64,10 @@ struct SampleEvents {
       value.reset(new float[room]);
       room_ = room;
     }
-    if (channels_last.size() < size_t(positions * channels)) channels_last.resize(size_t(positions * channels));
-    for (int64_t y0 = 0; y0 < g.height;) {  // runs of used rows, each transposed as one block
+    if (!x_channels_last && channels_last.size() < size_t(positions * channels))
+      channels_last.resize(size_t(positions * channels));
+    const float* const cl = x_channels_last ? x : channels_last.data();
+    for (int64_t y0 = 0; y0 < g.height && !x_channels_last;) {  // runs of used rows, each transposed as one block
       if (!row_used[size_t(y0)]) {
         ++y0;
         continue;
@@ -87,7 +93,11 @@ struct SampleEvents {
         for (int64_t p = p0; p < p0 + g.width; ++p) {
           bb[p] = k;
           if (!column_used[size_t(p - p0)]) continue;
-          const float* v = channels_last.data() + p * channels + c0;
+          const float* v = cl + p * channels + c0;
+          // A channels-last input is read here straight from memory, by a loop whose stores depend on
+          // each other's counts (k): the lines of a position a few ahead are requested early.
+          if (x_channels_last)
+            for (int64_t c = 0; c < cn; c += 16) __builtin_prefetch(v + kPrefetchPositions * channels + c);
           const int32_t base = int32_t((p - p0) * block_channels);  // x·block_channels
           int64_t c = 0;
 #if defined(__AVX512F__)
@@ -164,7 +174,7 @@ EventConvolution::EventConvolution(const ConvGeometry& g, const float* weight, c
 
 template <int kTile>
 void EventConvolution::run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, int64_t oy_begin, int64_t oy_end,
-                                float* band, float* const* out, int64_t valid) const {
+                                float* band, float* const* out, int64_t valid, bool out_channels_last) const {
   constexpr int kVecs = kTile / 16;
   const ConvGeometry& g = g_;
   const int64_t bc = block_channels_, taps = g.kernel_h * g.kernel_w, out_hw = g.out_h * g.out_w;
@@ -226,9 +236,24 @@ void EventConvolution::run_tile(const SampleEvents* ev, int64_t ns, int64_t tile
         }
       }
     }
-    // [band position][tile channel] -> out[channel][oy0 + ...], the tile's valid channels only
-    for (int64_t s = 0; s < ns; ++s)
-      transpose_block(band + s * band_size, kTile, rows * g.out_w, valid, out[s] + oy0 * g.out_w, out_hw);
+    // [band position][tile channel] -> out[channel][oy0 + ...] (or, channels-last, out[oy0 + ...][channel]),
+    // the tile's valid channels only
+    for (int64_t s = 0; s < ns; ++s) {
+      const float* src = band + s * band_size;
+      if (out_channels_last) {
+        float* dst = out[s] + oy0 * g.out_w * g.out_channels;
+        if (valid == kTile && g.out_channels == kTile) {  // the band is the output rows as they are
+          std::copy(src, src + band_size, dst);
+        } else {
+          for (int64_t q = 0; q < rows * g.out_w; ++q)
+            for (int k = 0; k < kVecs; ++k)
+              if (16 * k + 16 <= valid) store16(dst + q * g.out_channels + 16 * k, load16(src + q * kTile + 16 * k));
+              else if (16 * k < valid) std::copy(src + q * kTile + 16 * k, src + q * kTile + valid, dst + q * g.out_channels + 16 * k);
+        }
+      } else {
+        transpose_block(src, kTile, rows * g.out_w, valid, out[s] + oy0 * g.out_w, out_hw);
+      }
+    }
   }
 }
 
@@ -236,7 +261,8 @@ int64_t EventConvolution::wave_samples(int64_t n) const {
   return std::clamp<int64_t>(kWaveInputs / std::max<int64_t>(1, g_.input_size()), 1, std::max<int64_t>(1, n));
 }
 
-void EventConvolution::run(const float* x, int64_t n, float* out) const {
+void EventConvolution::run(const float* x, int64_t n, float* out, bool input_channels_last,
+                           bool output_channels_last) const {
   const int64_t in_size = g_.input_size(), out_hw = g_.out_h * g_.out_w;
   const int64_t threads = omp_get_max_threads();
   const int64_t bands = (g_.out_h + band_rows_ - 1) / band_rows_;
@@ -274,7 +300,8 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
       // no barrier between listing and gathering, where a thread would idle.
       auto list = [&](int64_t s) {
         if (claimed[size_t(s)].exchange(1, std::memory_order_acq_rel)) return false;
-        ev[s].build(x + (w0 + s) * in_size, g_, block_channels_, row_used_, column_used_, channels_last);
+        ev[s].build(x + (w0 + s) * in_size, input_channels_last, g_, block_channels_, row_used_, column_used_,
+                    channels_last);
         listed[size_t(s)].store(1, std::memory_order_release);
         return true;
       };
@@ -291,11 +318,13 @@ void EventConvolution::run(const float* x, int64_t n, float* out) const {
         const int64_t o0 = tile * tile_, valid = std::min(tile_, g_.out_channels - o0);
         const int64_t oy0 = ci * chunk_rows, oy1 = std::min(g_.out_h, oy0 + chunk_rows);
         if (oy0 >= oy1) continue;
-        for (int64_t s = 0; s < ns; ++s) outs[size_t(s)] = out + (w0 + s0 + s) * g_.output_size() + o0 * out_hw;
+        const int64_t first = output_channels_last ? o0 : o0 * out_hw;  // the tile's first output
+        for (int64_t s = 0; s < ns; ++s) outs[size_t(s)] = out + (w0 + s0 + s) * g_.output_size() + first;
+        const bool cl = output_channels_last;
         switch (tile_) {
-          case 64: run_tile<64>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid); break;
-          case 32: run_tile<32>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid); break;
-          default: run_tile<16>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid); break;
+          case 64: run_tile<64>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid, cl); break;
+          case 32: run_tile<32>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid, cl); break;
+          default: run_tile<16>(ev + s0, ns, tile, oy0, oy1, band.data(), outs.data(), valid, cl); break;
         }
       }
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "snn/cpu/transpose.hpp"
+
 namespace snn::cpu {
 
 bool event_path_fits(const ConvGeometry& g) {
@@ -44,7 +46,26 @@ void EventWeightKernel::forward_snn(const std::vector<const Tensor*>& inputs, Te
       return;
     }
   }
-  forward(inputs, out);
+  if (!inputs_channels_last() && !output_channels_last()) {
+    forward(inputs, out);
+    return;
+  }
+  // The dense path reads and writes NCHW: a channels-last input or output is converted around it.
+  const ConvGeometry& g = geometry_;
+  const int64_t n = x.dim(0);
+  const Tensor* in = &x;
+  if (inputs_channels_last()) {
+    dense_input_.resize(x.shape());
+    to_channels_first(x.data(), n, g.in_channels, g.height * g.width, dense_input_.data());
+    in = &dense_input_;
+  }
+  if (!output_channels_last()) {
+    forward({in}, out);
+    return;
+  }
+  forward({in}, dense_output_);
+  out.resize(dense_output_.shape());
+  to_channels_last(dense_output_.data(), n, g.out_channels, g.out_h * g.out_w, out.data());
 }
 
 double nonzero_fraction(const float* x, int64_t n) {

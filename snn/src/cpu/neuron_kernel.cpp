@@ -53,6 +53,55 @@ inline int64_t signed_step_plane(const float* x, const float* x2, float* v, floa
     }
   return fired;
 }
+// Channels-last: n consecutive neurons of positions × channels (one step); theta and bias hold the
+// channels' values repeated over the positions of a tile (kTileFloats floats, so the loops run long and
+// vectorise as step_plane's do; no pointer aliases another, which the vectoriser must know). The same
+// per-neuron arithmetic as step_plane, so both layouts give the same spikes bit for bit.
+constexpr int64_t kTileFloats = 512;
+
+template <bool kLeaky, bool kResetZero>
+inline int64_t step_positions(const float* __restrict x, const float* __restrict x2, float* __restrict v,
+                              float* __restrict s, int64_t n, int64_t tile, const float* __restrict theta,
+                              const float* __restrict bias, float beta) {
+  int64_t fired = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += tile) {
+    const int64_t m = std::min(tile, n - i0);
+    if (x2)
+      for (int64_t i = 0; i < m; ++i) {
+        s[i0 + i] = neuron::step<kLeaky, kResetZero>(v[i0 + i], x[i0 + i] + x2[i0 + i], bias[i], theta[i], beta);
+        fired += s[i0 + i] != 0.0f;
+      }
+    else
+      for (int64_t i = 0; i < m; ++i) {
+        s[i0 + i] = neuron::step<kLeaky, kResetZero>(v[i0 + i], x[i0 + i], bias[i], theta[i], beta);
+        fired += s[i0 + i] != 0.0f;
+      }
+  }
+  return fired;
+}
+
+template <bool kLeaky>
+inline int64_t signed_step_positions(const float* __restrict x, const float* __restrict x2, float* __restrict v,
+                                     float* __restrict count, float* __restrict s, int64_t n, int64_t tile,
+                                     const float* __restrict theta, const float* __restrict bias, float beta,
+                                     float cap) {
+  int64_t fired = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += tile) {
+    const int64_t m = std::min(tile, n - i0);
+    if (x2)
+      for (int64_t i = 0; i < m; ++i) {
+        s[i0 + i] = neuron::signed_step<kLeaky>(v[i0 + i], count[i0 + i], x[i0 + i] + x2[i0 + i], bias[i], theta[i],
+                                                beta, cap);
+        fired += s[i0 + i] != 0.0f;
+      }
+    else
+      for (int64_t i = 0; i < m; ++i) {
+        s[i0 + i] = neuron::signed_step<kLeaky>(v[i0 + i], count[i0 + i], x[i0 + i], bias[i], theta[i], beta, cap);
+        fired += s[i0 + i] != 0.0f;
+      }
+  }
+  return fired;
+}
 }  // namespace
 
 NeuronKernel::NeuronKernel(const NeuronLayer& layer, const Shape& input)
@@ -91,13 +140,28 @@ std::unique_ptr<KernelState> NeuronKernel::make_state(int64_t batch) const {
 bool NeuronKernel::reset_state(KernelState& state) const {
   auto& st = static_cast<State&>(state);
   const int64_t C = layer_.channels(), planes = st.v.numel() / inner_;
+  if (st.channels_last) {
+    std::vector<float> v0(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) v0[size_t(c)] = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(c));
+    const int64_t positions = st.v.numel() / C;
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < planes; ++p) {
-    const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(p % C));
-    std::fill(st.v.data() + p * inner_, st.v.data() + (p + 1) * inner_, v0);
+    for (int64_t q = 0; q < positions; ++q) std::copy(v0.begin(), v0.end(), st.v.data() + q * C);
+  } else {
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+      const float v0 = neuron::initial_membrane(layer_.config().v_init, layer_.spike_threshold(p % C));
+      std::fill(st.v.data() + p * inner_, st.v.data() + (p + 1) * inner_, v0);
+    }
   }
   st.count.fill(0.0f);
   return true;
+}
+
+void NeuronKernel::set_state_layout(KernelState& state, bool channels_last) const {
+  auto& st = static_cast<State&>(state);
+  if (st.channels_last == channels_last) return;
+  st.channels_last = channels_last;
+  reset_state(st);
 }
 
 void NeuronKernel::forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state,
@@ -137,6 +201,13 @@ void NeuronKernel::run_snn(const std::vector<const Tensor*>& inputs, Tensor& out
     if (x_stride == 0) out_shape[0] *= steps;
     out.resize(out_shape);
   }
+  if (inputs_channels_last()) {
+    require(!stage && output_channels_last() && st->channels_last,
+            "layer '" + layer_.name() + "' (neuron): channels-last inputs need a channels-last output and state");
+    run_channels_last(x, x2, x_stride, x2_stride, out, *st, chunk);
+    return;
+  }
+  require(!st->channels_last, "layer '" + layer_.name() + "' (neuron): a channels-last state given NCHW inputs");
   const int64_t stage_plane = stage ? stage->plane_output_size() : 0;
   const float* bias = bias_.empty() ? nullptr : bias_.data();
   const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
@@ -194,6 +265,58 @@ void NeuronKernel::run_snn(const std::vector<const Tensor*>& inputs, Tensor& out
       const float b = neuron::temporal_bias(bias, bias_steps, bias_constant_, chunk.t0 + t, C, c);
       return step_plane<decltype(leaky)::value, decltype(zero)::value>(xp, x2p, st->v.data() + p * inner_, o, inner_,
                                                                         layer_.spike_threshold(c), b, beta);
+    });
+  });
+}
+
+void NeuronKernel::run_channels_last(const Tensor& x, const Tensor* x2, int64_t x_stride, int64_t x2_stride,
+                                     Tensor& out, State& st, const StepChunk& chunk) {
+  const int64_t B = chunk.batch, C = layer_.channels(), steps = chunk.steps, step = B * C * inner_;
+  const int64_t positions = B * inner_;  // of all images: [B][positions][C] is [B · positions][C]
+  // θ and each step's bias row (neuron::temporal_bias per channel) repeated over a tile of positions.
+  const int64_t tile = std::max<int64_t>(1, kTileFloats / C) * C;
+  std::vector<float> theta(static_cast<size_t>(tile)), bias(static_cast<size_t>(steps * tile), 0.0f);
+  const int64_t bias_steps = bias_.empty() ? 0 : bias_.dim(0);
+  for (int64_t i = 0; i < tile; ++i) {
+    const int64_t c = i % C;
+    theta[size_t(i)] = layer_.spike_threshold(c);
+    for (int64_t t = 0; t < steps; ++t)
+      bias[size_t(t * tile + i)] =
+          neuron::temporal_bias(bias_.empty() ? nullptr : bias_.data(), bias_steps, bias_constant_, chunk.t0 + t, C, c);
+  }
+  const float beta = layer_.config().beta;
+  output_nonzeros_.assign(size_t(steps), 0);
+  int64_t* fired = output_nonzeros_.data();
+  // Groups of consecutive positions whose membranes fit kGroupBytes step in order (see run_snn), at
+  // least two groups per thread.
+  const int64_t group = std::clamp<int64_t>(kGroupBytes / (C * int64_t(sizeof(float))), 1,
+                                            std::max<int64_t>(1, positions / (2 * omp_get_max_threads())));
+  const int64_t groups = (positions + group - 1) / group;
+  const bool is_signed = layer_.config().spikes == Spikes::Signed;
+  const bool leaky = layer_.config().model == NeuronModel::LIF;
+  const float cap = layer_.config().max_spikes;
+  auto for_groups = [&](auto&& step_group) {
+#pragma omp parallel for schedule(static) reduction(+ : fired[:steps])
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t q0 = g * group, off = q0 * C, n = (std::min(positions, q0 + group) - q0) * C;
+      for (int64_t t = 0; t < steps; ++t)
+        fired[t] += step_group(x.data() + t * x_stride + off, x2 ? x2->data() + t * x2_stride + off : nullptr, off,
+                               out.data() + t * step + off, n, bias.data() + t * tile);
+    }
+  };
+  if (is_signed) {
+    for_groups([&](const float* xp, const float* x2p, int64_t off, float* o, int64_t n, const float* b) {
+      float* v = st.v.data() + off;
+      float* count = st.count.data() + off;
+      return leaky ? signed_step_positions<true>(xp, x2p, v, count, o, n, tile, theta.data(), b, beta, cap)
+                   : signed_step_positions<false>(xp, x2p, v, count, o, n, tile, theta.data(), b, beta, cap);
+    });
+    return;
+  }
+  neuron::dispatch(layer_.config(), [&](auto leaky_t, auto zero_t) {
+    for_groups([&](const float* xp, const float* x2p, int64_t off, float* o, int64_t n, const float* b) {
+      return step_positions<decltype(leaky_t)::value, decltype(zero_t)::value>(xp, x2p, st.v.data() + off, o, n, tile,
+                                                                                theta.data(), b, beta);
     });
   });
 }

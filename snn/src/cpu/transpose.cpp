@@ -1,5 +1,7 @@
 #include "snn/cpu/transpose.hpp"
 
+#include <omp.h>
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -66,6 +68,18 @@ void transpose_block(const float* src, int64_t src_stride, int64_t rows, int64_t
 #else
   transpose_scalar(src, src_stride, rows, cols, dst, dst_stride);
 #endif
+}
+
+void to_channels_last(const float* src, int64_t n, int64_t channels, int64_t positions, float* dst) {
+  const int64_t size = channels * positions;
+#pragma omp parallel for schedule(static)
+  for (int64_t s = 0; s < n; ++s) transpose_block(src + s * size, positions, channels, positions, dst + s * size, channels);
+}
+
+void to_channels_first(const float* src, int64_t n, int64_t channels, int64_t positions, float* dst) {
+  const int64_t size = channels * positions;
+#pragma omp parallel for schedule(static)
+  for (int64_t s = 0; s < n; ++s) transpose_block(src + s * size, channels, positions, channels, dst + s * size, positions);
 }
 
 }  // namespace snn::cpu

@@ -10,7 +10,8 @@
 // loads bound this kernel). Samples whose output planes are small (deep layers) are gathered together,
 // so that a block serves all their planes before the next is loaded; larger planes are done in bands of
 // output rows whose partial sums stay in L1 across blocks and kernel rows. Each band is transposed back
-// into the NCHW output.
+// into the NCHW output (or copied, for a channels-last output; a channels-last input is listed without
+// its transpose).
 //
 // Summation order per output: bias, then per input-channel block and per kernel row in order, that
 // window row's events alternately into two chains (chain 0 starting from the running sum, chain 1 from
@@ -45,10 +46,13 @@ class EventConvolution {
   // weight [out_channels][in_channels][kernel_h][kernel_w] (groups = 1); bias [out_channels] or null.
   EventConvolution(const ConvGeometry& g, const float* weight, const float* bias);
 
-  // x: n samples of [in_channels, height, width]; out: n samples of [out_channels, out_h, out_w].
-  // Parallel (the calling OpenMP team size) over samples to list their events, then over work items:
-  // groups of samples × output-channel tiles × chunks of output rows.
-  void run(const float* x, int64_t n, float* out) const;
+  // x: n samples of [in_channels, height, width]; out: n samples of [out_channels, out_h, out_w]; either
+  // channels-last ([height, width, in_channels], [out_h, out_w, out_channels]) where the flag says so
+  // (the same sums: only their order in memory differs). Parallel (the calling OpenMP team size) over
+  // samples to list their events, then over work items: groups of samples × output-channel tiles ×
+  // chunks of output rows.
+  void run(const float* x, int64_t n, float* out, bool input_channels_last = false,
+           bool output_channels_last = false) const;
 
   const ConvGeometry& geometry() const { return g_; }
   int64_t tile_channels() const { return tile_; }
@@ -62,7 +66,7 @@ class EventConvolution {
  private:
   template <int kTile>
   void run_tile(const SampleEvents* ev, int64_t ns, int64_t tile, int64_t oy_begin, int64_t oy_end, float* band,
-                float* const* out, int64_t valid) const;
+                float* const* out, int64_t valid, bool out_channels_last) const;
 
   ConvGeometry g_;
   int64_t tile_ = 16;   // output channels per tile: 16, 32 or 64

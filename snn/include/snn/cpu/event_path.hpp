@@ -33,15 +33,18 @@ class EventWeightKernel : public Kernel {
   void forward_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState*, const StepChunk&) final;
   void set_event_policy(EventPolicy p) override { policy_ = p; }
   KernelChoice last_choice() const override { return choice_; }
+  // Subclasses that take channels-last data (supports_channels_last) get it on either path: the dense
+  // one converts around its NCHW forward().
 
  protected:
   void enable_events(const ConvGeometry& g) { geometry_ = g, has_events_ = true; }
-  // x: [n, geometry's input]; resizes and fills out.
+  // x: [n, geometry's input]; resizes and fills out (in the layouts of set_layouts).
   virtual void run_events(const Tensor& x, Tensor& out) = 0;
 
  private:
   ConvGeometry geometry_;
   bool has_events_ = false;
+  Tensor dense_input_, dense_output_;  // the dense path's NCHW copies of channels-last data
   EventPolicy policy_ = EventPolicy::Auto;
   KernelChoice choice_;
 };

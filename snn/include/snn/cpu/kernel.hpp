@@ -60,8 +60,21 @@ class Kernel {
   // The non-zero fraction of the next forward_snn call's first input, when the caller has counted it
   // (the backend counts spikes anyway); the kernel uses it once instead of measuring.
   void hint_input_density(double d) { density_hint_ = d; }
+  // Channels-last activations (each sample [H, W, C] instead of [C, H, W]; tensors keep their logical
+  // [N, C, H, W] shape) in the SNN view, for kernels that can read or write them: the backend runs
+  // event convolution → neuron → event convolution chains in it, so that no kernel transposes between
+  // its [position][channel] work and NCHW planes (activation_layout.hpp). A kernel that supports it
+  // takes the layouts of the next forward_snn call's inputs and output from set_layouts; others only
+  // ever see NCHW.
+  virtual bool supports_channels_last() const { return false; }
+  void set_layouts(bool inputs_channels_last, bool output_channels_last) {
+    inputs_channels_last_ = inputs_channels_last;
+    output_channels_last_ = output_channels_last;
+  }
 
  protected:
+  bool inputs_channels_last() const { return inputs_channels_last_; }
+  bool output_channels_last() const { return output_channels_last_; }
   // The hint for this call, or negative when there is none; clears it.
   double take_density_hint() {
     const double d = density_hint_;
@@ -71,6 +84,7 @@ class Kernel {
 
  private:
   double density_hint_ = -1.0;
+  bool inputs_channels_last_ = false, output_channels_last_ = false;
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const Layer& layer, const std::vector<Shape>& inputs)>;

@@ -52,11 +52,18 @@ class NeuronKernel : public SpikingKernel {
                    bool commit, float nudge, const Tensor* ann, std::vector<double>& channel_sum) override;
 
   struct State : KernelState {
-    Tensor v;      // [batch, C, ...]
-    Tensor count;  // signed neurons: net spike counts, [batch, C, ...]; empty for binary ones
+    Tensor v;      // [batch, C, ...], or channels-last [batch, ..., C]
+    Tensor count;  // signed neurons: net spike counts, laid out as v; empty for binary ones
+    bool channels_last = false;
   };
+  // Channels-last runs (inputs, output and state in that layout; the backend's choice, kernel.hpp):
+  // lays the state out so, reset, where it was not already.
+  bool supports_channels_last() const override { return true; }
+  void set_state_layout(KernelState& state, bool channels_last) const;
 
  private:
+  void run_channels_last(const Tensor& x, const Tensor* x2, int64_t x_stride, int64_t x2_stride, Tensor& out,
+                         State& st, const StepChunk& chunk);
   void run_snn(const std::vector<const Tensor*>& inputs, Tensor& out, KernelState* state, const StepChunk& chunk,
                const PlaneStage* stage, KernelState* stage_state);
 
