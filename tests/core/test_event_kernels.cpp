@@ -74,7 +74,8 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
     int64_t cin, h, w, cout, kh, kw, sh, sw, ph, pw;
   };
   // Widths below, at and above 16 (the vector tail of the event lister), strides 1-3, padding 0-2,
-  // non-square kernels, output channels not a multiple of the 16-channel tiles, 1×1 kernels, input
+  // non-square kernels, output channels not a multiple of the 16-channel tiles, tiles of 128 (one over
+  // several input-channel blocks, and two side by side), 1×1 kernels, input
   // channels split over several weight blocks (a partial last block), output planes small enough to be
   // gathered several samples at a time and one too large for that (bands of rows), and inputs so large
   // that the 5 samples are listed one at a time (5 waves).
@@ -84,7 +85,8 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
                         {2, 4, 4, 1, 4, 4, 1, 1, 0, 0},     {32, 14, 14, 64, 3, 3, 1, 1, 1, 1},
                         {40, 9, 11, 70, 3, 3, 1, 1, 1, 1},  {48, 6, 7, 20, 5, 5, 1, 1, 2, 2},
                         {160, 6, 5, 70, 3, 3, 1, 1, 1, 1},  {4, 30, 30, 64, 3, 3, 1, 1, 1, 1},
-                        {64, 182, 182, 16, 3, 3, 60, 60, 0, 0}};
+                        {64, 182, 182, 16, 3, 3, 60, 60, 0, 0}, {160, 6, 5, 128, 3, 3, 1, 1, 1, 1},
+                        {20, 9, 9, 256, 3, 3, 2, 2, 1, 1}};
   for (const Case& c : cases)
     for (double density : {0.0, 0.07, 0.3, 1.0}) {
       CAPTURE(c.cin, c.h, c.w, c.cout, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, density);

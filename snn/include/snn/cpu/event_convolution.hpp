@@ -69,7 +69,7 @@ class EventConvolution {
                 float* const* out, int64_t valid, bool out_channels_last) const;
 
   ConvGeometry g_;
-  int64_t tile_ = 16;   // output channels per tile: 16, 32 or 64
+  int64_t tile_ = 16;   // output channels per tile: 16, 32, 64 or 128
   int64_t tiles_ = 1;
   int64_t block_channels_ = 1;  // input channels per weight block (all of them where they fit)
   int64_t blocks_ = 1;
