@@ -16,16 +16,19 @@ KernelChoice choose_path(EventPolicy policy, const ConvGeometry& g, const float*
   if (policy == EventPolicy::Dense) return {kDensePath, known_density};
   const double density = known_density >= 0 ? known_density : nonzero_fraction(x, n);
   if (policy == EventPolicy::Events) return {kEventsPath, density};
-  // Break-even densities measured with bench/kernel_paths (bench/README.md, fifth round): the event path
-  // pays for listing the events (a pass over the input) and transposing its result, which a kernel of
-  // several taps per event recovers easily (events won up to density 0.8 on the Zen 5 VM, 0.3 on the
-  // Intel one: 0.3 kept); 1×1 kernels, strided or not, won up to 0.4 on the Zen 5 VM (0.25 taken; the
-  // Intel VM's dense path was faster on strided ones, by ~1.4×). A linear layer's dense GEMM is the
+  // Break-even densities measured with bench/kernel_paths (bench/README.md, fifth and seventh rounds):
+  // the event path pays for listing the events (a pass over the input), which a kernel of several taps
+  // per event recovers easily: on the Zen 5 VM events won on 3×3 kernels up to density 0.6 (ResNet-18's
+  // 256 channels) to beyond 1.0 (the examples VGG's), by 1.5-2.7× at 0.45; on the Intel VM of the first
+  // rounds only up to 0.3. 0.5 is taken (it was 0.3: the examples VGG's 32→64 convolution after average
+  // pooling, at density 0.43, then ran dense at a third of the event path's speed). 1×1 kernels, strided
+  // or not, won up to 0.4 on the Zen 5 VM (0.25 taken; the Intel VM's dense path was faster on strided
+  // ones, by ~1.4×). A linear layer's dense GEMM is the
   // most efficient dense kernel, but it runs groups of kLinearGroupSamples samples, zero-padded: on
   // fewer samples its work is the padded group's, and the break-even rises with the padding.
   const bool is_linear = g.kernel_h * g.kernel_w == 1 && g.height * g.width == 1;
   const double taps_per_event = double(g.kernel_h * g.kernel_w) / double(g.stride_h * g.stride_w);
-  double break_even = taps_per_event >= 2.0 ? 0.3 : 0.25;
+  double break_even = taps_per_event >= 2.0 ? 0.5 : 0.25;
   if (is_linear) {
     const int64_t samples = std::max<int64_t>(1, n / std::max<int64_t>(1, g.input_size()));
     const int64_t padded = (samples + kLinearGroupSamples - 1) / kLinearGroupSamples * kLinearGroupSamples;
