@@ -5,9 +5,10 @@
 // in position order (channels ascending within a position), so each row of an output's window is one
 // contiguous run of a block's events; per output position it walks those runs and adds v times the
 // contiguous weight row W[ky][kx][c][co-tile] into accumulators held in registers (two chains, to hide
-// the FMA latency). Weights are stored transposed in blocks of (output-channel tile × input-channel
-// block), sized so that one kernel row of a block stays close while the outputs gather from it (weight
-// loads bound this kernel). Samples whose output planes are small (deep layers) are gathered together,
+// the FMA latency). Each run's end costs a mispredicted branch and its accumulators' load and store,
+// so tiles are as wide as the output channels allow (16 to 128). Weights are stored transposed in
+// blocks of (output-channel tile × input-channel block), sized so that one kernel row of a block stays
+// close while the outputs gather from it (weight loads bound this kernel). Samples whose output planes are small (deep layers) are gathered together,
 // so that a block serves all their planes before the next is loaded; larger planes are done in bands of
 // output rows whose partial sums stay in L1 across blocks and kernel rows. Each band is transposed back
 // into the NCHW output (or copied, for a channels-last output; a channels-last input is listed without
