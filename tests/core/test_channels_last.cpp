@@ -20,8 +20,10 @@ Tensor weights(Shape shape, std::mt19937& rng, float scale) { return snn_test::r
 // A small ResNet: static stem with a pooling-staged neuron layer, a basic block whose shortcut is the
 // pooled (NCHW) stem, a downsampling block (3×3 stride 2 and a 1×1 stride-2 shortcut, 20 channels: not
 // a multiple of the 16-channel tiles), a 10-channel head (neither), global average pooling, a readout.
-// Every neuron layer gets `cfg`; with `biased`, temporal biases over the first steps (and one constant).
-Network mini_resnet(std::mt19937& rng, const NeuronConfig& cfg, bool biased) {
+// Every neuron layer gets `cfg`; with `biased`, temporal biases over the first steps (and one constant);
+// with `one_threshold`, one threshold per layer (as converted networks have) and biases the same for
+// every channel, else per channel.
+Network mini_resnet(std::mt19937& rng, const NeuronConfig& cfg, bool biased, bool one_threshold = false) {
   Network net({3, 12, 12});
   auto conv = [&](const std::string& name, int64_t cin, int64_t cout, int64_t k, int64_t stride, std::vector<int> in) {
     const Conv2dSpec s{cin, cout, k, k, stride, stride, k / 2, k / 2, 1};
@@ -33,10 +35,14 @@ Network mini_resnet(std::mt19937& rng, const NeuronConfig& cfg, bool biased) {
     std::vector<float> theta(static_cast<size_t>(c));
     std::uniform_real_distribution<float> u(0.6f, 1.4f);
     for (auto& t : theta) t = u(rng);
+    if (one_threshold) std::fill(theta.begin(), theta.end(), theta[0]);
     auto layer = std::make_unique<NeuronLayer>(name, c, theta, SourceActivation::ReLU, 0, cfg);
     if (biased) {
       const bool constant = c == 20;
-      layer->set_bias(weights({constant ? 1 : 4, c}, rng, 0.2f), constant);
+      Tensor bias = weights({constant ? 1 : 4, c}, rng, 0.2f);
+      if (one_threshold)  // and one bias per step: the same for every channel, different over time
+        for (int64_t t = 0; t < bias.dim(0); ++t) std::fill(&bias[t * c], &bias[t * c] + c, bias[t * c]);
+      layer->set_bias(bias, constant);
     }
     return net.add(std::move(layer), std::move(in));
   };
@@ -97,9 +103,10 @@ TEST_CASE("channels-last simulations equal NCHW ones bit for bit", "[channels_la
   std::mt19937 rng(92);
   for (const auto& [what, cfg] : configs)
     for (bool biased : {false, true})
+      for (bool one_threshold : {false, true})
       for (EventPolicy policy : {EventPolicy::Auto, EventPolicy::Events, EventPolicy::Dense}) {
-        CAPTURE(what, biased, to_string(policy));
-        const Network net = mini_resnet(rng, cfg, biased);
+        CAPTURE(what, biased, one_threshold, to_string(policy));
+        const Network net = mini_resnet(rng, cfg, biased, one_threshold);
         const Tensor x = snn_test::random_tensor({5, 3, 12, 12}, rng, 0.0f, 1.5f);
         SimulationOptions o;
         o.timesteps = 7;

@@ -281,6 +281,26 @@ TEST_CASE("pooling with ceil_mode and count_include_pad matches naive pooling", 
   REQUIRE(checked_partial > 10);  // the cases exercise partial last windows
 }
 
+TEST_CASE("max pooling of wide planes matches naive pooling", "[layers]") {
+  // Rows wide enough that the regular (unclipped) windows are taken as a vectorised strided copy, with
+  // clipped borders on either side, in floor and ceil mode.
+  std::mt19937 rng(32);
+  for (int64_t W : {37, 112})
+    for (int64_t stride : {1, 2, 3})
+      for (bool ceil : {false, true}) {
+        PoolSpec s{3, 3, stride, stride, 1, 1};
+        s.ceil_mode = ceil;
+        CAPTURE(W, stride, ceil);
+        const int64_t H = 9;
+        MaxPool2d mx("max", s);
+        Tensor x = random_tensor({1, 2, H, W}, rng), y;
+        snn_test::ann(mx, {&x}, y);
+        const PoolRef ref = ref_pool(x, 2, H, W, s);
+        REQUIRE(size_t(y.numel()) == ref.max.size());
+        for (int64_t i = 0; i < y.numel(); ++i) REQUIRE(y[i] == ref.max[size_t(i)]);
+      }
+}
+
 TEST_CASE("default pooling computes exactly what it did before ceil_mode existed", "[layers]") {
   // The floor-mode, count_include_pad kernel summed the in-bounds taps in row-major order in float and
   // divided by float(kernel area): models converted before must give the same bits.

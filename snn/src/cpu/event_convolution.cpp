@@ -22,10 +22,14 @@ namespace {
 // engine_throughput: 24 KiB was best on the Intel VM of the first rounds, 48 KiB on the AMD Zen 5 VM of
 // the fourth (bench/README.md).
 constexpr int64_t kBlockBytes = 48 * 1024;
-// Output partial sums of a band of output rows (one tile wide) are kept within this, in L1.
-constexpr int64_t kBandBytes = 16 * 1024;
+// Output partial sums of a band of output rows (one tile wide) are kept within this, in L2 with the
+// kernel row being gathered from; each kernel row (and the tile's weights, over the band's passes) is
+// then used by more outputs before the next is loaded. ResNet-18's tile weights (0.6-2.4 MB) do not
+// stay in L2 between bands: 64 KiB bands and 512 KiB groups ran its layer3 convolution 10 % faster than
+// 16 KiB and 192 KiB (bench/kernel_paths, AMD Zen 5 VM, eighth round of bench/README.md).
+constexpr int64_t kBandBytes = 64 * 1024;
 // Output partial sums of a group of samples gathered together (whole planes, one tile wide): in L2.
-constexpr int64_t kGroupBytes = 192 * 1024;
+constexpr int64_t kGroupBytes = 512 * 1024;
 // Inputs of the samples listed at once (a wave; their event lists take ~8 bytes per input, 32 MB here):
 // bounds the memory of a layer whose input is large, and so the samples of a group. Each wave ends in
 // a barrier: 1 Mi (5 of ResNet-18's layer1 samples per wave) was 3 % slower overall than 4 Mi.

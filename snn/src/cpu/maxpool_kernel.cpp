@@ -34,6 +34,23 @@ class MaxPoolKernel : public Kernel, public PlaneStage {
       cols_.emplace_back(win.x0, win.x1);
       full_width_ = std::max(full_width_, win.x1 - win.x0);
     }
+    // The longest run of full-width columns whose windows start a constant stride apart (all but the
+    // clipped borders of an ordinary pooling): their maxima are a strided copy of the sliding max.
+    for (int64_t a = 0; a < out_[2];) {
+      if (cols_[size_t(a)].second - cols_[size_t(a)].first != full_width_) {
+        ++a;
+        continue;
+      }
+      int64_t b = a + 1, step = 0;
+      if (b < out_[2] && cols_[size_t(b)].second - cols_[size_t(b)].first == full_width_) {
+        step = cols_[size_t(b)].first - cols_[size_t(a)].first;
+        while (b < out_[2] && cols_[size_t(b)].second - cols_[size_t(b)].first == full_width_ &&
+               cols_[size_t(b)].first - cols_[size_t(b - 1)].first == step)
+          ++b;
+      }
+      if (b - a > regular_end_ - regular_begin_) regular_begin_ = a, regular_end_ = b, regular_step_ = step;
+      a = b;
+    }
   }
 
   void forward(const std::vector<const Tensor*>& inputs, Tensor& out) override {
@@ -124,7 +141,20 @@ class MaxPoolKernel : public Kernel, public PlaneStage {
       for (int64_t j = 1; j < full_width_; ++j)
         for (int64_t x = 0; x < reach; ++x) slide[x] = std::max(slide[x], v[x + j]);
       float* o = out + oy * wo;
+      // The regular columns: a strided copy (constant strides vectorise; one scalar pick each measured
+      // most of the spiking pooling stage of ResNet-18's stem).
+      const float* first = slide + (regular_begin_ < regular_end_ ? cols_[size_t(regular_begin_)].first : 0);
+      const int64_t regular = regular_end_ - regular_begin_;
+      float* ro = o + regular_begin_;
+      if (regular_step_ == 2)
+        for (int64_t i = 0; i < regular; ++i) ro[i] = first[2 * i];
+      else if (regular_step_ == 1)
+        std::copy(first, first + regular, ro);
+      else
+        for (int64_t i = 0; i < regular; ++i) ro[i] = first[i * regular_step_];
       for (int64_t ox = 0; ox < wo; ++ox) {
+        if (ox == regular_begin_) ox = regular_end_;
+        if (ox >= wo) break;
         const auto [x0, x1] = cols_[size_t(ox)];
         if (x1 - x0 == full_width_) {
           o[ox] = slide[x0];
@@ -144,6 +174,8 @@ class MaxPoolKernel : public Kernel, public PlaneStage {
   PoolGeometry g_;  // windows as PyTorch's, ceil_mode included; never empty, so −∞ never escapes
   std::vector<std::pair<int64_t, int64_t>> rows_, cols_;  // per output row / column: input rows / columns
   int64_t full_width_ = 1;  // the widest column window (the unclipped kernel width)
+  // Output columns [regular_begin_, regular_end_): full width, windows regular_step_ apart.
+  int64_t regular_begin_ = 0, regular_end_ = 0, regular_step_ = 1;
 };
 
 const bool registered = kernels().add("maxpool2d", [](const Layer& l, const std::vector<Shape>& in) {

@@ -284,6 +284,14 @@ void NeuronKernel::run_channels_last(const Tensor& x, const Tensor* x2, int64_t 
       bias[size_t(t * tile + i)] =
           neuron::temporal_bias(bias_.empty() ? nullptr : bias_.data(), bias_steps, bias_constant_, chunk.t0 + t, C, c);
   }
+  // Where every channel has the same threshold and, at each step, the same bias (one threshold per layer,
+  // no temporal bias: the usual conversion), the channels-last step is the NCHW one with scalars: no
+  // tiled θ and bias rows to load (channels-last neuron steps measured ~20 % slower with them).
+  bool same_for_all_channels = true;
+  for (int64_t i = 1; i < C && same_for_all_channels; ++i) {
+    same_for_all_channels = theta[size_t(i)] == theta[0];
+    for (int64_t t = 0; t < steps; ++t) same_for_all_channels &= bias[size_t(t * tile + i)] == bias[size_t(t * tile)];
+  }
   const float beta = layer_.config().beta;
   output_nonzeros_.assign(size_t(steps), 0);
   int64_t* fired = output_nonzeros_.data();
@@ -308,6 +316,9 @@ void NeuronKernel::run_channels_last(const Tensor& x, const Tensor* x2, int64_t 
     for_groups([&](const float* xp, const float* x2p, int64_t off, float* o, int64_t n, const float* b) {
       float* v = st.v.data() + off;
       float* count = st.count.data() + off;
+      if (same_for_all_channels)
+        return leaky ? signed_step_plane<true>(xp, x2p, v, count, o, n, theta[0], b[0], beta, cap)
+                     : signed_step_plane<false>(xp, x2p, v, count, o, n, theta[0], b[0], beta, cap);
       return leaky ? signed_step_positions<true>(xp, x2p, v, count, o, n, tile, theta.data(), b, beta, cap)
                    : signed_step_positions<false>(xp, x2p, v, count, o, n, tile, theta.data(), b, beta, cap);
     });
@@ -315,6 +326,9 @@ void NeuronKernel::run_channels_last(const Tensor& x, const Tensor* x2, int64_t 
   }
   neuron::dispatch(layer_.config(), [&](auto leaky_t, auto zero_t) {
     for_groups([&](const float* xp, const float* x2p, int64_t off, float* o, int64_t n, const float* b) {
+      if (same_for_all_channels)
+        return step_plane<decltype(leaky_t)::value, decltype(zero_t)::value>(xp, x2p, st.v.data() + off, o, n,
+                                                                              theta[0], b[0], beta);
       return step_positions<decltype(leaky_t)::value, decltype(zero_t)::value>(xp, x2p, st.v.data() + off, o, n, tile,
                                                                                 theta.data(), b, beta);
     });

@@ -10,7 +10,7 @@
 // blocks of (output-channel tile × input-channel block), sized so that one kernel row of a block stays
 // close while the outputs gather from it (weight loads bound this kernel). Samples whose output planes are small (deep layers) are gathered together,
 // so that a block serves all their planes before the next is loaded; larger planes are done in bands of
-// output rows whose partial sums stay in L1 across blocks and kernel rows. Each band is transposed back
+// output rows whose partial sums stay in L2 across blocks and kernel rows. Each band is transposed back
 // into the NCHW output (or copied, for a channels-last output; a channels-last input is listed without
 // its transpose).
 //
