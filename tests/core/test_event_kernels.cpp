@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "snn/cpu/activation_layout.hpp"
 #include "snn/cpu/event_convolution.hpp"
 #include "snn/cpu/event_linear.hpp"
 #include "snn/cpu/transpose.hpp"
@@ -102,6 +103,36 @@ TEST_CASE("event convolution equals the dense path on every geometry", "[events]
       REQUIRE(events.shape() == dense.shape());
       REQUIRE(max_abs_diff(events, dense) == 0.0f);
     }
+}
+
+TEST_CASE("event convolution gives the same sums in every layout", "[events]") {
+  // Channels-last inputs are listed as they are, channels-last outputs are copied from the band (whole
+  // or per tile). Whole planes gathered together, bands of rows, several input-channel blocks, tiles of
+  // 16 to 128 (full and partial).
+  std::mt19937 rng(75);
+  struct Case {
+    int64_t cin, hw, cout, k, stride;
+  };
+  for (const Case& c : {Case{16, 10, 16, 3, 1}, Case{20, 9, 20, 3, 2}, Case{4, 48, 64, 3, 1}, Case{160, 6, 128, 3, 1},
+                        Case{24, 12, 256, 1, 1}, Case{64, 40, 64, 3, 1}})
+    for (bool in_last : {false, true})
+      for (bool out_last : {false, true}) {
+        CAPTURE(c.cin, c.hw, c.cout, c.k, c.stride, in_last, out_last);
+        cpu::ConvGeometry g;
+        g.in_channels = c.cin, g.height = g.width = c.hw, g.out_channels = c.cout, g.kernel_h = g.kernel_w = c.k;
+        g.stride_h = g.stride_w = c.stride, g.pad_h = g.pad_w = c.k / 2;
+        g.out_h = g.out_w = (c.hw + 2 * (c.k / 2) - c.k) / c.stride + 1;
+        const Tensor w = dyadic_weights({c.cout, c.cin, c.k, c.k}, rng), b = dyadic_weights({c.cout}, rng);
+        const cpu::EventConvolution conv(g, w.data(), b.data());
+        const int64_t n = 3;
+        const Tensor x = sparse_input({n, c.cin, c.hw, c.hw}, 0.2, rng);
+        Tensor x_last, ref({n, c.cout, g.out_h, g.out_w}), out({n, c.cout, g.out_h, g.out_w}, -7.0f), out_nchw;
+        cpu::convert_layout(x, false, x_last);
+        conv.run(x.data(), n, ref.data());
+        conv.run((in_last ? x_last : x).data(), n, out.data(), in_last, out_last);
+        if (out_last) cpu::convert_layout(out, true, out_nchw);
+        REQUIRE(max_abs_diff(out_last ? out_nchw : out, ref) == 0.0f);
+      }
 }
 
 TEST_CASE("the geometry cases above cover every work plan of the event convolution", "[events]") {
