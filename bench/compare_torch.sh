@@ -8,7 +8,7 @@
 #
 # Environment:
 #   SNNC=path/to/snnc        (default build/tools/snnc)
-#   PYTHON=/usr/bin/python3  (Debian's interpreter with torch)
+#   PYTHON=.venv/bin/python  (the project's venv, with torch; .ci/install-deps)
 #   DATA=fashion-mnist:test  (any dataset both understand: fashion-mnist:train|test, IDX, HDF5)
 #   BATCH=128
 #   REPEAT=1                 (runs per side; the best throughput of each side is reported)
@@ -30,7 +30,7 @@ THREADS=${4:-2}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 SNNC=${SNNC:-$ROOT/build/tools/snnc}
-PYTHON=${PYTHON:-/usr/bin/python3}
+PYTHON=${PYTHON:-$ROOT/.venv/bin/python}
 DATA=${DATA:-fashion-mnist:test}
 BATCH=${BATCH:-128}
 REPEAT=${REPEAT:-1}

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """An independent PyTorch implementation of snnc's SNN semantics: accuracy-per-T reference and
 throughput peer for snnc's CPU engine (--device cpu, default) and CUDA engine (--device cuda).
 
@@ -40,9 +40,9 @@ HDF5 file is read or written, so a python with torch and numpy alone runs export
 IDX or npy:DIR data.
 
 Output: one JSON object on stdout (see bench/README.md). Run with Debian's interpreter (torch 1.13):
-  /usr/bin/python3 bench/torch_reference.py MODEL.snn.h5 --data fashion-mnist:test --T 32 --limit 1000
+  .venv/bin/python bench/torch_reference.py MODEL.snn.h5 --data fashion-mnist:test --T 32 --limit 1000
   python3 bench/torch_reference.py MODEL_NPY_DIR --data npy:DIR --T 32 --device cuda
-  /usr/bin/python3 bench/torch_reference.py --self-test [--device cuda]
+  .venv/bin/python bench/torch_reference.py --self-test [--device cuda]
 """
 
 import argparse

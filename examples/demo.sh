@@ -5,13 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-.ci/install-deps
+.ci/install-deps  # Debian packages, and the Python venv .venv (torch, Jupyter, ...)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2
 
 MODEL=examples/models/vgg_qcfs.pt
 if [ "${1:-}" = "--train" ] || [ ! -f "$MODEL" ]; then
-  /usr/bin/python3 examples/train_cnn.py --arch vgg --act qcfs --epochs 4 --out "$MODEL"
+  .venv/bin/python examples/train_cnn.py --arch vgg --act qcfs --epochs 4 --out "$MODEL"
 fi
 OUT=demo_out
 mkdir -p "$OUT"
@@ -28,6 +28,6 @@ $SNNC sweep "$OUT/vgg_qcfs.calibrated.snn.h5" --data fashion-mnist:test --T $T -
 # model again through the Python bindings (build/python) on 1000 test images.
 SNNC_SWEEP="$PWD/$OUT/sweep.h5" SNNC_FIGURES="$PWD/$OUT/figures" \
   SNNC_MODEL="$PWD/$OUT/vgg_qcfs.calibrated.snn.h5" PYTHONPATH="$PWD/build/python" \
-  jupyter nbconvert --to notebook --execute notebooks/sweep_plots.ipynb --output-dir "$OUT" \
+  .venv/bin/python -m nbconvert --to notebook --execute notebooks/sweep_plots.ipynb --output-dir "$OUT" \
   --output sweep_plots.ipynb >/dev/null 2>&1
 echo "wrote $OUT/sweep.h5, $OUT/sweep_plots.ipynb and $OUT/figures/*.png"

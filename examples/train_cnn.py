@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Train a small CNN on Fashion-MNIST and export it as TorchScript for snnc.
 
 Architectures (input 1x28x28, 10 classes; BatchNorm after every conv):
@@ -14,7 +14,7 @@ The exported model takes the NORMALIZED input: x = (pixel/255 - mean) / std with
 mean = 0.2860, std = 0.3530, computed in float32. Normalization is NOT part of
 the model; mean/std are recorded in the JSON written next to the model.
 
-Run with Debian's interpreter, which has torch:  /usr/bin/python3 examples/train_cnn.py --out m.pt
+Run with the project's venv (.ci/install-deps), which has torch:  .venv/bin/python examples/train_cnn.py --out m.pt
 At the end one JSON line is printed on stdout and also written to <out without .pt>.json.
 """
 
@@ -37,7 +37,15 @@ FMNIST_STD = [0.3530]
 DEFAULT_DATA_DIR = "/usr/share/datasets/fashion-mnist"
 
 
+def python_for_command():
+    """The interpreter as the recorded command names it: relative when it is the repository's venv."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    exe = os.path.abspath(sys.executable)
+    return os.path.relpath(exe, root) if exe.startswith(root + os.sep) else exe
+
+
 # --------------------------------------------------------------------------- data
+
 
 def read_idx(path):
     """Read an IDX file (optionally gzip-compressed) into a numpy array (uint8 data)."""
@@ -414,7 +422,7 @@ def run(argv=None):
         "export_max_abs_diff": max_diff,
         "qcfs": qcfs,
         "torch_version": torch.__version__,
-        "command": shlex.join(["/usr/bin/python3", "examples/train_cnn.py"]
+        "command": shlex.join([python_for_command(), "examples/train_cnn.py"]
                               + (list(argv) if argv is not None else sys.argv[1:])),
     }
     json_path = os.path.splitext(args.out)[0] + ".json"

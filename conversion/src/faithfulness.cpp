@@ -60,21 +60,21 @@ std::string FaithfulnessReport::failure() const {
   if (first_failure < 0) return "";
   const NodeFaithfulness& f = nodes[size_t(first_failure)];
   std::ostringstream os;
-  os << "layer '" << f.name << "' (" << f.type << ") departs from LibTorch";
+  os << "layer '" << f.name << "' (" << f.type << ") departs from " << reference;
   if (f.quantised)
     os << ": " << fmt(100.0 * f.moved_fraction) << " % of its quantised outputs moved by a level (at most "
        << fmt(100.0 * options.max_moved_fraction) << " % allowed)";
   else
-    os << ": max |snnc - LibTorch| = " << fmt(f.max_abs_diff) << ", " << fmt(f.rel_diff)
+    os << ": max |snnc - " << reference << "| = " << fmt(f.max_abs_diff) << ", " << fmt(f.rel_diff)
        << " of the layer's scale " << fmt(f.scale) << " (tolerance " << fmt(options.tolerance) << ")";
-  os << ", computed from LibTorch's own inputs to the layer on " << layer_images << " check image(s)";
+  os << ", computed from " << reference << "'s own inputs to the layer on " << layer_images << " check image(s)";
   return os.str();
 }
 
 std::string FaithfulnessReport::summary() const {
   std::ostringstream os;
-  os << checked << " layers checked against LibTorch on " << layer_images << " image(s)";
-  if (unchecked) os << " (" << unchecked << " without a LibTorch value)";
+  os << checked << " layers checked against " << reference << " on " << layer_images << " image(s)";
+  if (unchecked) os << " (" << unchecked << " without a " << reference << " value)";
   os << ", worst relative error " << fmt(worst_rel_diff);
   if (!worst_layer.empty()) os << " at '" << worst_layer << "'";
   if (quantised_layers)
@@ -120,7 +120,7 @@ FaithfulnessReport check_layers(const Network& net_in, const Tensor& inputs, con
     Tensor out;
     cpu::make_kernel(layer, net.input_shapes(i))->forward(ins, out);
     require(out.numel() == ref->numel(), "faithfulness check: layer '" + layer.name() + "' gives " +
-                                             to_string(out.shape()) + ", LibTorch " + to_string(ref->shape()));
+                                             to_string(out.shape()) + ", the reference " + to_string(ref->shape()));
     f.checked = true;
     ++r.checked;
     f.scale = max_abs(*ref);
@@ -156,7 +156,7 @@ void compare_outputs(const Network& net_in, const Tensor& inputs, const Tensor& 
   net.set_preprocessing({});
   const Tensor ours = backend.forward_ann(net, inputs);
   require(ours.shape() == reference.shape(), "the ANN view gives outputs " + to_string(ours.shape()) +
-                                                 ", LibTorch " + to_string(reference.shape()));
+                                                 ", the reference " + to_string(reference.shape()));
   report.output_images = ours.dim(0);
   report.output_max_abs_diff = max_abs_diff_d(ours, reference);
   report.output_rel_diff = report.output_max_abs_diff / std::max(max_abs(reference), 1e-30);

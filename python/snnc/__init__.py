@@ -12,8 +12,15 @@ labels) of NumPy arrays. Long calls release the GIL, show a progress bar on a te
 Ctrl-C. Errors from snnc are snnc.Error (a RuntimeError) with snnc's message; bad arguments are
 ValueError / TypeError.
 """
+import importlib.util
 import os
+import sys
 import tempfile
+
+# torch first when it is installed: it loads its own CUDA runtime by full path, and a CUDA build of
+# _core loaded before it would bring the toolkit's copy too (two libcudart in one process).
+if importlib.util.find_spec("torch") is not None:
+    import torch  # noqa: F401
 
 from . import _core
 from ._core import Dataset, Error, Network, Simulation, SweepResult, load, load_dataset
@@ -32,23 +39,25 @@ def convert(model, data=None, *, mean=None, std=None, input_shape=None, limit=10
             device="auto", threads=0, progress=None, example_input=None):
     """Converts a trained CNN into an snnc.Network, as `snnc convert` does.
 
-    model: a TorchScript file (torch.jit.script / torch.jit.trace, saved), or a torch.nn.Module, which
-        is scripted here (torch.jit.script; traced on `example_input` if scripting fails and one is given).
+    model: a torch.nn.Module, exported here with torch.export (on `example_input`, a batch of images;
+        without one, on zeros of `input_shape` or of the data's image shape); or the path of a model file:
+        a torch.export program (torch.export.save, .pt2), an ONNX model (torch.onnx.export) or TorchScript
+        (torch.jit.script / torch.jit.trace, saved): the format is recognised by content.
     data: calibration images for the thresholds of ReLU neurons and the faithfulness check (training
         data: a spec such as 'fashion-mnist:train', a file, an snnc.Dataset or (images, labels)); the
         first `limit` images are used. Not needed when every activation carries its threshold (clip, QCFS).
     mean, std: the per-channel input normalisation the CNN was trained with (stored in the network).
-    input_shape: (C, H, W), when there is no data.
+    input_shape: (C, H, W), when there is no data (.pt2 and ONNX files record it).
     norm, percentile, channelwise: how ReLU thresholds are chosen (percentile of the positive activations).
     neuron 'if' | 'lif' (beta), reset 'subtract' | 'zero', v_init (fraction of θ), spikes 'signed' (a
         neuron that has fired more than its summed input warrants sends −θ) | 'binary' | 'auto' (signed
         with reset 'subtract', binary with 'zero').
-    check: compare every layer and the logits with LibTorch (check_tolerance, check_moved, check_images);
-        a failure raises snnc.Error saying where the import departs.
+    check: compare every layer and the logits with the format's own runtime (torch for modules and
+        .pt2, onnxruntime for ONNX, LibTorch for TorchScript; check_tolerance, check_moved,
+        check_images); a failure raises snnc.Error saying where the import departs.
     """
-    if not _core.has_torchscript_import:
-        raise Error("this snnc was built without LibTorch, so it cannot read TorchScript models "
-                    "(install libtorch-dev and rebuild)")
+    if not _core.has_calibration:
+        raise Error("this snnc was built without its conversion library")
     mean = [] if mean is None else [float(v) for v in mean]
     std = [] if std is None else [float(v) for v in std]
     shape = [] if input_shape is None else [int(v) for v in input_shape]
@@ -57,34 +66,52 @@ def convert(model, data=None, *, mean=None, std=None, input_shape=None, limit=10
                 reset=reset, v_init=float(v_init), spikes=spikes, check=bool(check), check_tolerance=float(check_tolerance),
                 check_moved=float(check_moved), check_images=int(check_images), batch_size=int(batch_size),
                 device=device, threads=int(threads), progress=progress)
+    # The check's reference runtime runs in this very interpreter: it has the torch the model came from.
+    os.environ.setdefault("SNNC_PYTHON", sys.executable)
     if isinstance(model, (str, os.PathLike)):
         return _core._convert_file(os.fspath(model), **args)
-    scripted = _script(model, example_input)
     with tempfile.TemporaryDirectory(prefix="snnc-convert-") as tmp:
-        path = os.path.join(tmp, "model.pt")
-        scripted.save(path)
-        net = _core._convert_file(path, **args)
-    return net
+        path = os.path.join(tmp, "model.pt2")
+        _export(model, _example_input(example_input, input_shape, data), path)
+        return _core._convert_file(path, **args)
 
 
-def _script(module, example_input):
-    """A torch.nn.Module as TorchScript, in eval mode (BatchNorm with its running statistics)."""
+def _example_input(example_input, input_shape, data):
+    """A batch to export a module on: the one given, else zeros of the input shape or of the data's images."""
     import torch
 
-    if isinstance(module, torch.jit.ScriptModule):
-        return module
+    if example_input is not None:
+        if not isinstance(example_input, torch.Tensor) or example_input.dim() != 4:
+            raise TypeError("example_input: expected a torch.Tensor [N, C, H, W]")
+        return example_input
+    shape = None
+    if input_shape is not None:
+        shape = tuple(int(v) for v in input_shape)
+    elif isinstance(data, Dataset):
+        shape = tuple(data.image_shape)
+    elif isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "shape"):
+        shape = tuple(data[0].shape[1:])
+    elif isinstance(data, (str, os.PathLike)):
+        shape = tuple(load_dataset(os.fspath(data), limit=1).image_shape)
+    if shape is None or len(shape) != 3:
+        raise TypeError("model: a torch.nn.Module needs example_input= (a batch [N, C, H, W]) or input_shape="
+                        "(C, H, W) to be exported with torch.export")
+    return torch.zeros((2,) + shape)
+
+
+def _export(module, example_input, path):
+    """A torch.nn.Module exported with torch.export, in eval mode (BatchNorm with its running statistics)."""
+    import torch
+
     if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"model: expected a TorchScript file path or a torch.nn.Module, got {type(module).__name__}")
+        raise TypeError(f"model: expected a model file path or a torch.nn.Module, got {type(module).__name__}")
     was_training = module.training
     module.eval()
     try:
-        try:
-            return torch.jit.script(module)
-        except Exception as scripting_error:  # noqa: BLE001 - TorchScript raises many kinds
-            if example_input is None:
-                raise TypeError("model: torch.jit.script failed on this module; pass example_input= (a batch "
-                                f"of images) to trace it instead ({scripting_error})") from scripting_error
-            with torch.no_grad():
-                return torch.jit.trace(module, example_input)
+        with torch.no_grad():
+            program = torch.export.export(module, (example_input.float(),))
+        torch.export.save(program, path)
+    except Exception as e:  # noqa: BLE001 - torch.export raises many kinds
+        raise TypeError(f"model: torch.export cannot export this module: {str(e).splitlines()[0]}") from e
     finally:
         module.train(was_training)

@@ -14,7 +14,7 @@ namespace py = pybind11;
 void bind_dataset(py::module_& m);
 void bind_results(py::module_& m);
 void bind_network(py::module_& m);
-void bind_convert(py::module_& m);  // only with LibTorch (SNN_HAVE_TORCH)
+void bind_convert(py::module_& m);  // with snn_conversion (SNN_HAVE_CONVERSION)
 
 // A data argument: a dataset spec string ("fashion-mnist:test", a file), an snnc.Dataset, or a pair
 // (images, labels) of NumPy arrays. limit > 0 keeps the first `limit` images.

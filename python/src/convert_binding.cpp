@@ -1,5 +1,6 @@
-// snnc._core._convert_file: the TorchScript conversion (snn/conversion/convert.hpp) for snnc.convert,
-// which also scripts a torch.nn.Module first. Built when LibTorch is (SNN_HAVE_TORCH).
+// snnc._core._convert_file: the conversion of a model file (snn/conversion/convert.hpp: .pt2, ONNX, or
+// TorchScript when the importer is linked in) for snnc.convert, which exports a torch.nn.Module with
+// torch.export first. Built with snn_conversion.
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
@@ -45,7 +46,7 @@ snn::Network convert_file(const std::string& path, const py::object& data, int64
   o.norm.progress = bar.fn("thresholds");
   py::gil_scoped_release no_gil;
   auto backend = open_backend(device, threads);
-  conv::ConversionResult r = conv::convert_torchscript(path, dataset.get(), *backend, o);
+  conv::ConversionResult r = conv::convert_model(path, dataset.get(), *backend, o);
   r.network.metadata()["command_line"] = "snnc.convert (Python)";
   return std::move(r.network);
 }

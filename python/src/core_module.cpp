@@ -4,6 +4,9 @@
 #include "bindings.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
+#ifdef SNN_HAVE_CONVERSION
+#include "snn/conversion/model_import.hpp"
+#endif
 
 namespace py = pybind11;
 
@@ -15,15 +18,12 @@ PYBIND11_MODULE(_core, m) {
   snnc_py::bind_dataset(m);
   snnc_py::bind_results(m);
   snnc_py::bind_network(m);
-#ifdef SNN_HAVE_TORCH
-  snnc_py::bind_convert(m);
-  m.attr("has_torchscript_import") = true;
-#else
-  m.attr("has_torchscript_import") = false;
-#endif
 #ifdef SNN_HAVE_CONVERSION
+  snnc_py::bind_convert(m);  // .pt2 and ONNX always; TorchScript when the importer is linked in
   m.attr("has_calibration") = true;
+  m.attr("has_torchscript_import") = snn::conversion::torchscript_supported();
 #else
   m.attr("has_calibration") = false;
+  m.attr("has_torchscript_import") = false;
 #endif
 }

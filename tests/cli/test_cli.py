@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """End-to-end checks of the snnc CLI as a user runs it: outputs, JSON keys, sweep.h5 contents, error
 messages and exit codes, no half-written files, and the notebook executed headless on a real sweep.
 Exits 77 (skipped) when Debian's Fashion-MNIST is not installed."""
@@ -140,13 +140,14 @@ def main():
           "ftbc-auto inside a sweep of the test set == calibrated alone on training data")
 
     figs = os.path.join(a.work, "figures")
-    env = dict(os.environ, SNNC_SWEEP=sweep, SNNC_FIGURES=figs, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    env = dict(os.environ, SNNC_SWEEP=sweep, SNNC_FIGURES=figs)
     # The notebook's Python section sweeps the calibrated model through the bindings, when they are built.
     package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(snnc))), "python")
     bindings = os.path.isfile(os.path.join(package, "snnc", "__init__.py"))
     if bindings:
         env.update(SNNC_MODEL=cal, SNNC_LIMIT="300", PYTHONPATH=package)
-    nb = run(["jupyter", "nbconvert", "--to", "notebook", "--execute",
+    # nbconvert of this interpreter (the project's venv), whose kernel runs this interpreter too.
+    nb = run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
               os.path.join(a.repo, "notebooks", "sweep_plots.ipynb"), "--output-dir", a.work,
               "--output", "executed.ipynb"], env=env, expect_ok=False)
     check(nb.returncode == 0, "notebook executes headless" + ("" if nb.returncode == 0 else ": " + nb.stderr[-2000:]))

@@ -6,13 +6,15 @@
 #   bad_mean           --mean/--std with the wrong number of values -> exit != 0, no output
 #   no_data            ReLU model without --data -> exit != 0, says to pass --data
 #   unfaithful         a model whose ANN view differs from LibTorch -> exit != 0, names the layer that
-#                      departs, nothing written (needs python3-torch to make the model; exit 77 without)
+#                      departs, nothing written (needs torch to make the model: the project's venv; exit 77 without)
 #   qcfs_flip          a QCFS model whose folded batch norm moves pre-activations across a level -> converts
 #                      (the check is per layer), and the move shows in the end-to-end figures;
 #                      --no-check skips the check and says so in the provenance
-#   model_zoo          every ReLU-family torchvision classifier (small widths), scripted and traced:
-#                      converts, matches PyTorch layer by layer, argmax equal, runs as an SNN; SiLU and
-#                      Hardswish models refused (bench/model_zoo.py; exit 77 without torchvision)
+#   model_zoo          a representative subset of the torchvision classifiers (small widths: plain, batch-
+#                      normed, residual, dense, inception, channel-shuffle, depthwise, U-Net) in every format
+#                      (.pt2, ONNX, TorchScript script/trace): converts, matches the format's runtime layer by
+#                      layer, argmax equal, runs as an SNN; SiLU and Hardswish models refused naming the op
+#                      (bench/model_zoo.py; the whole zoo is a bench; exit 77 without torchvision)
 #   fmnist_end_to_end  fmnist_tiny.pt on Fashion-MNIST: the converted ANN view's test accuracy equals
 #                      PyTorch's (fmnist_tiny.json) within 0.1 pt; exit 77 (skip) without the dataset
 #   nested_loops       nested_loops.pt / nested_loops_count.pt (two nested 100000-trip loops) -> exit 1 naming
@@ -24,7 +26,11 @@ case_name=$1
 snnc=$2
 fixtures=$3
 work=$4
-PY=/usr/bin/python3
+# The Python with torch: $SNN_PYTHON, else the project's venv (.ci/install-deps), else Debian's python3.
+repo=$(cd "$fixtures/../.." && pwd)
+if [ -n "${SNN_PYTHON:-}" ]; then PY=$SNN_PYTHON
+elif [ -x "$repo/.venv/bin/python" ]; then PY=$repo/.venv/bin/python
+else PY=/usr/bin/python3; fi
 
 rm -rf "$work"
 mkdir -p "$work/out"
@@ -125,7 +131,7 @@ EOF
 unfaithful)
   # A module named QCFS whose forward is not QCFS: snnc follows the naming convention, so the ANN view
   # differs from LibTorch and the faithfulness check must refuse to write anything.
-  "$PY" -c "import torch" 2>/dev/null || { echo "python3-torch not available: skipped"; exit 77; }
+  "$PY" -c "import torch" 2>/dev/null || { echo "torch not available to $PY: skipped"; exit 77; }
   # torch.jit.script reads the module's source, so the script must be a file.
   cat >"$work/make_fake_qcfs.py" <<'EOF'
 import sys, torch, torch.nn as nn
@@ -147,7 +153,7 @@ EOF
   grep -q "layer '1' (neuron) departs" "$work/stderr.txt" || fail "the failing layer is not named"
   ;;
 qcfs_flip)
-  "$PY" -c "import torch" 2>/dev/null || { echo "python3-torch not available: skipped"; exit 77; }
+  "$PY" -c "import torch" 2>/dev/null || { echo "torch not available to $PY: skipped"; exit 77; }
   cat >"$work/make_flip.py" <<'EOF'
 import sys, torch, torch.nn as nn
 class QCFS(nn.Module):
@@ -188,7 +194,10 @@ EOF
   ;;
 model_zoo)
   "$PY" -c "import torchvision, h5py" 2>/dev/null || { echo "torchvision or h5py not available: skipped"; exit 77; }
-  "$PY" "$(dirname "$0")/../../bench/model_zoo.py" --snnc "$snnc" --work "$work/zoo" >"$work/zoo.txt" 2>"$work/zoo_err.txt" ||
+  "$PY" -c "import onnx, onnxruntime" 2>/dev/null || { echo "onnx or onnxruntime not available: skipped"; exit 77; }
+  "$PY" "$(dirname "$0")/../../bench/model_zoo.py" --snnc "$snnc" --work "$work/zoo" --variants pt2,onnx,scripted,traced \
+    --models vgg11_bn,resnet18,densenet121,googlenet,shufflenet_v2_x0_5,mobilenet_v2,unet_classifier,efficientnet_b0,mobilenet_v3_small \
+    >"$work/zoo.txt" 2>"$work/zoo_err.txt" ||
     fail "model zoo: $(tail -1 "$work/zoo.txt")"
   ;;
 nested_loops)

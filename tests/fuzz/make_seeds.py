@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes the committed seed corpora of the dataset fuzz targets into corpus/<target>/ (small files:
 the fuzzer mutates them; they only need to reach the readers' interesting paths). Model-file seeds come
 from make_model_seeds (a C++ program built with the fuzz targets); TorchScript seeds are the committed
 tests/fixtures/*.pt, copied in by .ci/sanitize-and-fuzz. Re-run after changing a reader's format:
-    /usr/bin/python3 tests/fuzz/make_seeds.py
+    .venv/bin/python tests/fuzz/make_seeds.py
 """
 import gzip
 import os

@@ -25,7 +25,7 @@ if [ -d /usr/share/datasets/fashion-mnist ]; then
 fi
 # The Python package, when built: importable from the installed prefix alone, reading the same model.
 pydir=$(sed -n 's/^SNN_PYTHON_INSTALL_DIR:STRING=//p' "$build/CMakeCache.txt")
-pyexe=$(sed -n 's/^SNN_PYTHON_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
+pyexe=$(sed -n 's/^SNN_PYTHON_BINDINGS_EXECUTABLE:INTERNAL=//p' "$build/CMakeCache.txt")
 if [ -n "$pyexe" ]; then
   [ -f "$work/prefix/$pydir/snnc/__init__.py" ] || { echo "Python bindings built but not installed in $pydir"; exit 1; }
   (cd "$work" && PYTHONPATH="$work/prefix/$pydir" "$pyexe" -c "

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """snnc under mpirun (issue 11): eval, sweep and calibrate give the same numbers bit for bit on 1, 2 and 3
 processes; a bad file on one rank ends every rank quickly with one message and no output; a sweep killed
 midway (SIGKILL of one rank) resumes from its --checkpoint on another number of processes and ends with

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """snnc export (NIR, issue 13): the examples ResNet converted for NIR (--reset zero --v-init 0) is exported;
 the file is read back with h5py in NIR's layout (version, node/nodes, node/edges) and its graph, shapes and
 parameters are checked against the .snn.h5 bit for bit; a small PyTorch simulation of the NIR graph with

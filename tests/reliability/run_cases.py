@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Hostile and careless-user cases replayed against a built `snnc` (issue 9, reliability).
 
     python3 tests/reliability/run_cases.py --snnc build/tools/snnc [--filter REGEX] [--table out.md]
@@ -21,8 +21,8 @@ limit (a runaway allocation must not take the machine down). For every case it c
 It prints a markdown table (case | command | expected | got | result) and a summary, and exits 1 when a
 case fails, 77 when every case was skipped (no prerequisites), else 0. Cases that need root (tmpfs
 mounts, device nodes), h5py/numpy or the TorchScript importer are skipped, with the reason, when those are
-not there. Python 3 standard library only; h5py/numpy and torch (Debian's /usr/bin/python3) are used when
-importable.
+not there. Python 3 standard library only; h5py/numpy and torch (the project's venv, .venv/bin/python,
+which CTest runs it with) are used when importable.
 """
 
 import argparse
@@ -56,11 +56,12 @@ try:
 except Exception:  # noqa: BLE001 - any import problem means "not available"
     HAVE_H5PY = False
 
-if not HAVE_H5PY and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
-        and os.path.exists("/usr/bin/python3") and not os.environ.get("SNNC_RELIABILITY_REEXEC"):
-    # `python3` may be another interpreter (pyenv, venv) without h5py: Debian's has it.
+VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
+if not HAVE_H5PY and os.path.abspath(sys.executable) != VENV_PYTHON \
+        and os.path.exists(VENV_PYTHON) and not os.environ.get("SNNC_RELIABILITY_REEXEC"):
+    # `python3` may be another interpreter (Debian's, pyenv) without h5py: the project's venv has it.
     os.environ["SNNC_RELIABILITY_REEXEC"] = "1"
-    os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    os.execv(VENV_PYTHON, [VENV_PYTHON] + sys.argv)
 
 try:
     import torch  # noqa: F401

@@ -1,7 +1,8 @@
-// snnc convert MODEL.pt -o OUT.snn.h5 [--data CALIB]: import a TorchScript CNN (BN folded), set the
-// thresholds of its ReLU neurons from calibration data, check the import against LibTorch layer by layer
-// (faithfulness.hpp), and save the spiking network with its provenance. Nothing is written unless every
-// step succeeded.
+// snnc convert MODEL -o OUT.snn.h5 [--data CALIB]: import a CNN (.pt2 from torch.export, ONNX, or
+// TorchScript, recognised by content; BN folded), set the thresholds of its ReLU neurons from
+// calibration data, check the import against the format's own runtime layer by layer (faithfulness.hpp,
+// reference_runtime.hpp), and save the spiking network with its provenance. Nothing is written unless
+// every step succeeded.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,9 +14,8 @@
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
-#ifdef SNN_HAVE_TORCH
 #include "snn/conversion/convert.hpp"
-#endif
+#include "snn/conversion/model_import.hpp"
 
 namespace snnc {
 
@@ -44,8 +44,6 @@ struct ConvertArgs {
 
 constexpr int64_t kDefaultCalibrationImages = 1000;
 
-#ifdef SNN_HAVE_TORCH
-
 std::string fmt(double v) {
   std::ostringstream os;
   os << v;
@@ -59,7 +57,7 @@ std::string theta_text(const snn::NeuronLayer& l) {
   return fmt(*mm.first) + ".." + fmt(*mm.second) + " (" + std::to_string(t.size()) + " channels)";
 }
 
-// The options' own checks, naming the flags (convert_torchscript checks again, in API terms).
+// The options' own checks, naming the flags (convert_model checks again, in API terms).
 snn::Shape resolve_input_shape(const ConvertArgs& a, const snn::Dataset* data) {
   if (!a.input_shape.empty()) {
     if (a.input_shape.size() != 3)
@@ -73,6 +71,8 @@ snn::Shape resolve_input_shape(const ConvertArgs& a, const snn::Dataset* data) {
     return s;
   }
   if (data) return data->sample_shape();
+  const snn::Shape exported = snn::conversion::exported_input_shape(a.model);  // .pt2 / ONNX record it
+  if (!exported.empty()) return exported;
   throw snn::Error("the model's input shape is unknown: pass --input-shape C,H,W or --data");
 }
 
@@ -128,7 +128,7 @@ void run_convert(const ConvertArgs& a) {
   auto backend = open_backend(a.run);
   Progress p("thresholds", progress_enabled(a.run));
   co.norm.progress = p.fn();
-  ConversionResult result = convert_torchscript(a.model, data.get(), *backend, co);
+  ConversionResult result = convert_model(a.model, data.get(), *backend, co);
   snn::Network& net = result.network;
   if (data) check_readout(net, *data, a.data);
   const FaithfulnessReport& check = result.faithfulness;
@@ -146,6 +146,7 @@ void run_convert(const ConvertArgs& a) {
   if (a.run.json) {
     nlohmann::json j;
     j["model"] = a.model;
+    j["format"] = result.format;
     j["output"] = a.out;
     j["input_shape"] = net.input_shape();
     j["preprocessing"] = {{"mean", net.preprocessing().mean}, {"std", net.preprocessing().std}};
@@ -166,7 +167,9 @@ void run_convert(const ConvertArgs& a) {
                                  {"neurons", snn::numel_of(net.output_shape(i))}});
     }
     if (a.no_check) {
-      j["faithfulness"] = {{"checked", false}};
+      j["faithfulness"] = {{"checked", false}, {"reason", "--no-check"}};
+    } else if (!result.checked) {
+      j["faithfulness"] = {{"checked", false}, {"reason", "no reference runtime: " + result.unchecked_reason}};
     } else {
       nlohmann::json layers = nlohmann::json::array();
       for (const auto& f : check.nodes)
@@ -178,6 +181,7 @@ void run_convert(const ConvertArgs& a) {
       j["faithfulness"] = {{"checked", true},
                            {"passed", check.passed()},
                            {"inputs", inputs_text},
+                           {"reference", result.reference_runtime},
                            {"layer_images", check.layer_images},
                            {"tolerance", a.check_tolerance},
                            {"max_moved_fraction", a.check_moved},
@@ -201,7 +205,7 @@ void run_convert(const ConvertArgs& a) {
     return;
   }
   if (a.run.quiet) return;
-  std::printf("%s -> %s\n", a.model.c_str(), a.out.c_str());
+  std::printf("%s (%s) -> %s\n", a.model.c_str(), result.format.c_str(), a.out.c_str());
   std::printf("  input %s", snn::to_string(net.input_shape()).c_str());
   if (!net.preprocessing().identity()) {
     std::printf(", normalised: mean");
@@ -225,25 +229,21 @@ void run_convert(const ConvertArgs& a) {
   for (const auto& n : notes) std::printf("  note: %s\n", n.c_str());
   if (a.no_check)
     std::printf("  faithfulness: not checked (--no-check)\n");
+  else if (!result.checked)
+    std::printf("  faithfulness: NOT CHECKED against a reference runtime: %s\n", result.unchecked_reason.c_str());
   else
-    std::printf("  faithfulness: ok: %s (%s)\n", check.summary().c_str(), inputs_text.c_str());
+    std::printf("  faithfulness: ok against %s: %s (%s)\n", result.reference_runtime.c_str(), check.summary().c_str(),
+                inputs_text.c_str());
 }
-
-#else
-
-void run_convert(const ConvertArgs&) {
-  throw snn::Error("snnc was built without LibTorch, so it cannot read TorchScript models; install libtorch-dev "
-                   "and reconfigure (cmake -DSNN_WITH_TORCH=ON)");
-}
-
-#endif
 
 }  // namespace
 
 void register_convert(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
-  CLI::App* cmd = app.add_subcommand("convert", "Convert a TorchScript CNN (.pt) into a spiking network (.snn.h5)");
-  cmd->add_option("model", args->model, "TorchScript model (torch.jit.script or torch.jit.trace, saved with .save())")
+  CLI::App* cmd = app.add_subcommand("convert", "Convert a CNN (.pt2, ONNX or TorchScript) into a spiking network (.snn.h5)");
+  cmd->add_option("model", args->model,
+                  "The CNN: torch.export.save (.pt2), torch.onnx.export (.onnx) or TorchScript (torch.jit.script/"
+                  "trace .save()); the format is recognised by content")
       ->required();
   cmd->add_option("-o,--out", args->out, "Output file (.snn.h5)")->required();
   cmd->add_option("--data", args->data,
@@ -276,9 +276,10 @@ void register_convert(CLI::App& app) {
                   "output tracks the CNN's activation step by step), binary (0 or θ), or auto (default: signed "
                   "with --reset subtract, binary with --reset zero)")
       ->check(CLI::IsMember({"auto", "binary", "signed"}));
-  cmd->add_flag("--no-check", args->no_check, "Skip the faithfulness check against LibTorch (not recommended)");
+  cmd->add_flag("--no-check", args->no_check,
+                "Skip the faithfulness check against the format's runtime (LibTorch, torch, onnxruntime; not recommended)");
   cmd->add_option("--check-tolerance", args->check_tolerance,
-                   "Faithfulness: largest difference from LibTorch per layer, relative to the layer's largest "
+                   "Faithfulness: largest difference from the reference runtime per layer, relative to the layer's largest "
                    "value (default 1e-3)")
       ->check(real_in(0.0, 1e6));
   cmd->add_option("--check-moved", args->check_moved,

@@ -3,6 +3,7 @@
 #include "snn/conversion/torch_import.hpp"
 
 #include <torch/script.h>
+#include <torch/version.h>
 
 #include <cerrno>
 #include <cstring>
@@ -92,5 +93,7 @@ snn::Tensor torchscript_forward(const std::string& path, const snn::Tensor& inpu
   const float* p = y.data_ptr<float>();
   return snn::Tensor(shape, std::vector<float>(p, p + y.numel()));
 }
+
+std::string libtorch_version() { return TORCH_VERSION; }
 
 }  // namespace snn::conversion

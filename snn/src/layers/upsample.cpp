@@ -8,12 +8,17 @@
 namespace snn {
 
 namespace {
-// PyTorch's nearest_neighbor_compute_source_index / ..._exact_... (aten/src/ATen/native/UpSample.h), in
-// float. Not nearest_idx: its shortcuts (out == in copies, out == 2·in halves) serve only the CPU's
-// channels-last kernel; the contiguous CPU kernel and the CUDA kernel use the formula, which differs
-// for scale factors such as 2.05 (tests/fixtures/layer_reference.h5 holds such cases).
+// PyTorch's source index (aten/src/ATen/native/UpSample.h), in float: nearest_idx for "nearest", with
+// its shortcuts (out == in copies, out == 2·in halves: no float arithmetic), and
+// nearest_neighbor_exact_compute_source_index for "nearest-exact". torch 2.x takes the shortcuts in every
+// CPU kernel (torch 1.13's contiguous kernel did not: it used the formula, which differs for scale factors
+// such as 2.05 on 13 rows or 1.04 on 20; tests/fixtures/layer_reference.h5 holds such cases).
 std::vector<int64_t> source_index(int64_t in, int64_t out, float scale, bool exact) {
   std::vector<int64_t> idx(static_cast<size_t>(out));
+  if (!exact && (out == in || out == 2 * in)) {
+    for (int64_t y = 0; y < out; ++y) idx[size_t(y)] = out == in ? y : y >> 1;
+    return idx;
+  }
   for (int64_t y = 0; y < out; ++y) {
     const float pos = exact ? (float(y) + 0.5f) * scale : float(y) * scale;
     const int64_t s = static_cast<int64_t>(std::floor(pos));

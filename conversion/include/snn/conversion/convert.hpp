@@ -1,9 +1,10 @@
-// The whole conversion of a TorchScript CNN, as `snnc convert` and the Python bindings run it: import
-// (BN folded), thresholds of the ReLU neurons from data, the faithfulness check against LibTorch (layer by
-// layer, then the logits end to end), and the provenance recorded in the network's metadata. Nothing is
-// saved here: the caller writes the network once every step has succeeded.
-//
-// Needs the TorchScript importer (snn_torch_import, SNN_HAVE_TORCH).
+// The whole conversion of a CNN, as `snnc convert` and the Python bindings run it: import in any format
+// (model_import.hpp; BN folded), thresholds of the ReLU neurons from data, the faithfulness check against
+// the format's own runtime (layer by layer, then the logits end to end: LibTorch for TorchScript, torch
+// or onnxruntime through reference_runtime.hpp for .pt2 / ONNX), and the provenance recorded in the
+// network's metadata. Where no reference runtime is installed the model still converts and the
+// provenance says it was not checked. Nothing is saved here: the caller writes the network once every
+// step has succeeded.
 #pragma once
 #include <string>
 #include <vector>
@@ -38,13 +39,21 @@ struct ConversionResult {
   std::string norm_text;            // how the thresholds were set, one line
   std::string check_inputs_text;    // what the faithfulness check ran on, one line
   std::vector<std::string> notes;   // what the importer and the threshold selection want the user to know
+  std::string format;               // the model file's format ("ONNX", ...)
+  std::string reference_runtime;    // what the check compared with ("onnxruntime 1.31.1", "LibTorch 2.15.0")
+  std::string unchecked_reason;     // check requested but no reference runtime ran: why
 };
 
-// Converts the TorchScript model at `model_path`. `data` (may be null when every threshold comes from
+// Converts the model at `model_path` (.pt2, ONNX or TorchScript, recognised by content). `data` (may be null when every threshold comes from
 // the model: clip, QCFS) gives the ReLU thresholds and the check's images (random N(0,1) inputs
 // without it). Throws snn::Error naming the file, the layer or the option; on a failed faithfulness
 // check, the error says where the import departs from LibTorch.
-ConversionResult convert_torchscript(const std::string& model_path, const snn::Dataset* data, snn::Backend& backend,
-                                     const ConvertOptions& options);
+ConversionResult convert_model(const std::string& model_path, const snn::Dataset* data, snn::Backend& backend,
+                               const ConvertOptions& options);
+// The former name, when TorchScript was the only format.
+inline ConversionResult convert_torchscript(const std::string& model_path, const snn::Dataset* data,
+                                            snn::Backend& backend, const ConvertOptions& options) {
+  return convert_model(model_path, data, backend, options);
+}
 
 }  // namespace snn::conversion

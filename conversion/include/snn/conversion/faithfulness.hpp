@@ -1,7 +1,8 @@
 // The faithfulness check: does the imported network compute what the PyTorch model computes?
 //
-// Layer by layer: each node is run on LibTorch's own values of its inputs (the references the importer
-// records, torch_import.hpp) and its output compared with LibTorch's value of the node. So every node is
+// Layer by layer: each node is run on the reference runtime's own values of its inputs (LibTorch's, which
+// the TorchScript importer records, torch_import.hpp; torch's or onnxruntime's for .pt2 / ONNX,
+// reference_runtime.hpp) and its output compared with the runtime's value of the node. So every node is
 // judged on its own, and a failure names the first layer that departs, not the logits. Judged relative
 // to the node's scale (max |reference|), because float summation order alone moves deep networks' large
 // values by more than any absolute yardstick allows:
@@ -46,6 +47,7 @@ struct NodeFaithfulness {
 
 struct FaithfulnessReport {
   FaithfulnessOptions options;
+  std::string reference = "LibTorch";  // the runtime the references came from, for the messages
   int64_t layer_images = 0;     // images the layer-by-layer check ran on
   std::vector<NodeFaithfulness> nodes;
   int checked = 0, unchecked = 0;

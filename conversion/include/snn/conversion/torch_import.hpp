@@ -49,6 +49,13 @@ struct ImportReport {
   // a node whose value PyTorch never computes on its own), and the model's output.
   std::vector<snn::Tensor> references;
   snn::Tensor reference_output;
+  // Native readers (ONNX, .pt2; lower_graph.hpp): per node, the name of the graph value whose runtime
+  // value the node's output equals ("" where none), and the graph's output name. A reference runtime
+  // fills `references` from these names (reference_runtime.hpp).
+  std::vector<std::string> reference_names;
+  std::string reference_output_name;
+  std::string format;    // "TorchScript", "ONNX", "torch.export (.pt2)"
+  std::string producer;  // what wrote the file, when it says
 };
 
 // Imports the model at `path`. Throws snn::Error naming the file (and op/module/line where it applies).
@@ -57,5 +64,8 @@ snn::Network import_torchscript(const std::string& path, const ImportOptions& op
 // LibTorch's own forward of the model on already preprocessed inputs [N, C, H, W]; returns [N, K].
 // For the faithfulness check (ANN view vs PyTorch).
 snn::Tensor torchscript_forward(const std::string& path, const snn::Tensor& input);
+
+// The LibTorch version snnc was built with ("2.15.0").
+std::string libtorch_version();
 
 }  // namespace snn::conversion

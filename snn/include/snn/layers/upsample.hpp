@@ -1,6 +1,7 @@
 // UpsampleNearest: nearest-neighbour resampling of [C, H, W] to [C, out_h, out_w], exactly as PyTorch's
 // upsample_nearest2d (and nearest-exact): output row y reads input row
-//   nearest:       min(floor(float(y) · scale_h), H − 1)
+//   nearest:       min(floor(float(y) · scale_h), H − 1), but y when out_h = H and y / 2 when out_h = 2·H
+//                  (PyTorch's nearest_idx shortcuts, taken by torch 2.x whatever the scale factor)
 //   nearest-exact: min(floor((float(y) + 0.5f) · scale_h), H − 1)
 // in float arithmetic, where scale_h = 1 / scale_factor when the model gave a scale factor, else H / out_h
 // (likewise for columns). The layer computes these index tables once; kernels only copy.

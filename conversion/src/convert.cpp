@@ -1,10 +1,12 @@
-// convert_torchscript: import, thresholds, faithfulness check, provenance (see convert.hpp).
+// convert_model: import (any format), thresholds, faithfulness check, provenance (see convert.hpp).
 #include "snn/conversion/convert.hpp"
 
 #include <algorithm>
 #include <random>
 #include <sstream>
 
+#include "snn/conversion/model_import.hpp"
+#include "snn/conversion/reference_runtime.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 
@@ -21,7 +23,7 @@ std::string fmt(double v) {
   return os.str();
 }
 
-snn::Shape resolve_input_shape(const ConvertOptions& o, const snn::Dataset* data) {
+snn::Shape resolve_input_shape(const std::string& model, const ConvertOptions& o, const snn::Dataset* data) {
   if (!o.input_shape.empty()) {
     if (o.input_shape.size() != 3)
       throw snn::Error("input shape needs 3 values C,H,W, got " + std::to_string(o.input_shape.size()));
@@ -33,6 +35,8 @@ snn::Shape resolve_input_shape(const ConvertOptions& o, const snn::Dataset* data
     return o.input_shape;
   }
   if (data) return data->sample_shape();
+  const snn::Shape exported = exported_input_shape(model);  // .pt2 and ONNX files record it
+  if (!exported.empty()) return exported;
   throw snn::Error("the model's input shape is unknown: give the input shape (C,H,W) or " + o.data_option);
 }
 
@@ -80,7 +84,9 @@ void record_provenance(ConversionResult& r, const std::string& model_path, const
                        const ConvertOptions& o) {
   auto& md = r.network.metadata();
   md["source_model"] = model_path;
-  md["converter"] = std::string("snnc convert ") + snn::snnc_version() + " (TorchScript import, BN folding)";
+  md["converter"] = std::string("snnc convert ") + snn::snnc_version() + " (" + r.format + " import, BN folding)";
+  md["source_format"] = r.format;
+  if (!r.import.producer.empty()) md["source_producer"] = r.import.producer;
   md["norm"] = r.norm_text;
   if (data) md["calibration_data"] = data->source.empty() ? o.data_label : data->source;
   md["batchnorms_folded"] = std::to_string(r.import.batchnorms_folded);
@@ -88,11 +94,13 @@ void record_provenance(ConversionResult& r, const std::string& model_path, const
                  (o.neuron.model == snn::NeuronModel::LIF ? " beta " + fmt(o.neuron.beta) : "") + ", reset " +
                  snn::to_string(o.neuron.reset) + ", v_init " + fmt(o.neuron.v_init);
   if (!r.checked) {
-    md["faithfulness"] = "not checked (--no-check)";
+    md["faithfulness"] = o.check ? "not checked against a reference runtime: " + r.unchecked_reason
+                                 : std::string("not checked (--no-check)");
     return;
   }
   const FaithfulnessReport& c = r.faithfulness;
   md["faithfulness"] = c.summary();
+  md["faithfulness_reference"] = r.reference_runtime;
   md["faithfulness_inputs"] = r.check_inputs_text;
   md["faithfulness_tolerance"] =
       "relative " + fmt(o.faithfulness.tolerance) + ", quantised moved fraction " + fmt(o.faithfulness.max_moved_fraction);
@@ -104,15 +112,62 @@ void record_provenance(ConversionResult& r, const std::string& model_path, const
         fmt(c.worst_moved_fraction) + " per layer, " + fmt(c.worst_drift_moved_fraction) + " end to end";
 }
 
+// The check against the format's own runtime: LibTorch in process for TorchScript, torch / onnxruntime
+// through the reference script for .pt2 / ONNX. False (with the reason) when no runtime is available.
+bool check_against_reference(ConversionResult& r, const std::string& model_path, ModelFormat format,
+                             const snn::Tensor& layer_inputs, const snn::Tensor& check_inputs, snn::Backend& backend,
+                             const ConvertOptions& options) {
+  snn::Network& net = r.network;
+  if (format == ModelFormat::TorchScript) {  // import_model refused it unless the importer is linked in
+    const TorchScriptHooks& torch = torchscript_hooks();
+    r.reference_runtime = "LibTorch " + torch.version();
+    r.faithfulness = check_layers(net, layer_inputs, r.import.references, backend, options.faithfulness);
+    r.faithfulness.reference = r.reference_runtime;
+    compare_outputs(net, check_inputs, torch.forward(model_path, check_inputs), backend, r.faithfulness);
+    return true;
+  }
+  ReferenceRun run = run_reference(model_path, format, check_inputs, layer_inputs.dim(0), r.import.reference_names);
+  if (!run.ran) {
+    r.unchecked_reason = run.why_not;
+    return false;
+  }
+  r.reference_runtime = run.runtime;
+  r.import.references = std::move(run.values);
+  r.faithfulness = check_layers(net, layer_inputs, r.import.references, backend, options.faithfulness);
+  r.faithfulness.reference = r.reference_runtime;
+  compare_outputs(net, check_inputs, run.output, backend, r.faithfulness);
+  return true;
+}
+
+void set_data_thresholds(ConversionResult& r, const std::string& model_path, const snn::Dataset* data,
+                         snn::Backend& backend, const ConvertOptions& options) {
+  snn::Network& net = r.network;
+  r.norm_text = "none (all thresholds come from the model: clip/QCFS)";
+  if (!needs_data_thresholds(net)) return;
+  if (!data)
+    throw snn::Error(model_path + " has " + std::to_string(r.import.relu_layers) +
+                     " ReLU layer(s) whose thresholds must come from data: pass " + options.data_option +
+                     " (e.g. fashion-mnist:train, or an IDX/CIFAR/HDF5 file of training images)");
+  r.thresholds = set_thresholds(net, backend, *data, options.norm);
+  const NormOptions& no = options.norm;
+  r.norm_text = (no.method == NormMethod::Percentile   ? "percentile " + fmt(no.percentile)
+                 : no.method == NormMethod::MinError ? "least error for T = " + std::to_string(no.timesteps)
+                                                     : std::string("max")) +
+                (no.channelwise ? ", per channel" : ", per layer") + ", " + std::to_string(r.thresholds.images) +
+                " images of " + options.data_label;
+}
+
 }  // namespace
 
-ConversionResult convert_torchscript(const std::string& model_path, const snn::Dataset* data, snn::Backend& backend,
-                                     const ConvertOptions& options) {
+ConversionResult convert_model(const std::string& model_path, const snn::Dataset* data, snn::Backend& backend,
+                               const ConvertOptions& options) {
   check_options(options);
   if (data && data->size() == 0) throw snn::Error(options.data_label + ": no images");
   ConversionResult r;
+  const ModelFormat format = detect_model_format(model_path);
+  r.format = to_string(format);
   ImportOptions io;
-  io.input_shape = resolve_input_shape(options, data);
+  io.input_shape = resolve_input_shape(model_path, options, data);
   io.neuron = options.neuron;
   if (io.neuron.model == snn::NeuronModel::IF) io.neuron.beta = 1.0f;
   check_preprocessing(options.preprocessing, io.input_shape);
@@ -120,10 +175,10 @@ ConversionResult convert_torchscript(const std::string& model_path, const snn::D
   snn::Network shape_only(io.input_shape);
   shape_only.set_preprocessing(options.preprocessing);
   const snn::Tensor check_inputs = check_inputs_for(shape_only, data, options, &r.check_inputs_text);
-  const int64_t layer_images = std::min(options.check_images, check_inputs.dim(0));
-  if (options.check) io.reference_inputs = check_inputs.slice0(0, layer_images);
+  const snn::Tensor layer_inputs = check_inputs.slice0(0, std::min(options.check_images, check_inputs.dim(0)));
+  if (options.check && format == ModelFormat::TorchScript) io.reference_inputs = layer_inputs;
 
-  r.network = import_torchscript(model_path, io, &r.import);
+  r.network = import_model(model_path, io, &r.import);
   snn::Network& net = r.network;
   net.set_preprocessing(options.preprocessing);
   try {
@@ -131,32 +186,15 @@ ConversionResult convert_torchscript(const std::string& model_path, const snn::D
   } catch (const snn::Error& e) {
     throw snn::Error(model_path + ": " + e.what());
   }
+  set_data_thresholds(r, model_path, data, backend, options);
 
-  // Thresholds of ReLU neurons come from data; clip and QCFS layers carry theirs.
-  r.norm_text = "none (all thresholds come from the model: clip/QCFS)";
-  if (needs_data_thresholds(net)) {
-    if (!data)
-      throw snn::Error(model_path + " has " + std::to_string(r.import.relu_layers) +
-                       " ReLU layer(s) whose thresholds must come from data: pass " + options.data_option +
-                       " (e.g. fashion-mnist:train, or an IDX/CIFAR/HDF5 file of training images)");
-    r.thresholds = set_thresholds(net, backend, *data, options.norm);
-    const NormOptions& no = options.norm;
-    r.norm_text = (no.method == NormMethod::Percentile   ? "percentile " + fmt(no.percentile)
-                   : no.method == NormMethod::MinError ? "least error for T = " + std::to_string(no.timesteps)
-                                                       : std::string("max")) +
-                  (no.channelwise ? ", per channel" : ", per layer") + ", " + std::to_string(r.thresholds.images) +
-                  " images of " + options.data_label;
-  }
-
-  // Faithfulness: every layer against LibTorch's own values, then the logits end to end.
+  // Faithfulness: every layer against the runtime's own values, then the outputs end to end.
   if (options.check) {
-    r.checked = true;
-    r.faithfulness = check_layers(net, io.reference_inputs, r.import.references, backend, options.faithfulness);
-    compare_outputs(net, check_inputs, torchscript_forward(model_path, check_inputs), backend, r.faithfulness);
-    if (!r.faithfulness.passed())
+    r.checked = check_against_reference(r, model_path, format, layer_inputs, check_inputs, backend, options);
+    if (r.checked && !r.faithfulness.passed())
       throw snn::Error("faithfulness check failed: " + r.faithfulness.failure() + " (" + r.check_inputs_text +
-                       "); the import is not faithful, nothing written. If you know the difference is "
-                       "harmless: --check-tolerance / --check-moved, or --no-check");
+                       ", reference " + r.reference_runtime + "); the import is not faithful, nothing written. If "
+                       "you know the difference is harmless: --check-tolerance / --check-moved, or --no-check");
   }
   record_provenance(r, model_path, data, options);
 
