@@ -164,7 +164,7 @@ ConversionResult convert_model(const std::string& model_path, const snn::Dataset
   check_options(options);
   if (data && data->size() == 0) throw snn::Error(options.data_label + ": no images");
   ConversionResult r;
-  const ModelFormat format = detect_model_format(model_path);
+  const ModelFormat format = check_importable(model_path);
   r.format = to_string(format);
   ImportOptions io;
   io.input_shape = resolve_input_shape(model_path, options, data);

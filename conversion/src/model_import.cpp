@@ -69,6 +69,15 @@ ModelFormat detect_model_format(const std::string& path) {
                    "and TorchScript (torch.jit.script/trace, .save)");
 }
 
+ModelFormat check_importable(const std::string& path) {
+  const ModelFormat f = detect_model_format(path);
+  if (f == ModelFormat::TorchScript && !torchscript_supported())
+    throw snn::Error(path + ": a TorchScript model, and this snnc was built without LibTorch; export the model "
+                            "with torch.export.save (.pt2) or torch.onnx.export (ONNX), which snnc reads natively, "
+                            "or rebuild with LibTorch (-DSNN_WITH_TORCH=ON)");
+  return f;
+}
+
 snn::Shape exported_input_shape(const std::string& path) {
   const ModelFormat f = detect_model_format(path);
   if (f == ModelFormat::TorchScript) return {};
@@ -86,16 +95,11 @@ snn::Network import_model(const std::string& path, const ImportOptions& options,
           path + ": the input shape must be [C, H, W], got " + snn::to_string(options.input_shape));
   ImportReport local;
   ImportReport* rep = report ? report : &local;
-  const ModelFormat f = detect_model_format(path);
+  const ModelFormat f = check_importable(path);
   if (f == ModelFormat::TorchScript) {
-    if (torchscript_supported()) {
-      snn::Network net = torchscript_hooks().import(path, options, rep);
-      rep->format = to_string(f);
-      return net;
-    }
-    throw snn::Error(path + ": a TorchScript model, and this snnc was built without LibTorch; export the model "
-                            "with torch.export.save (.pt2) or torch.onnx.export (ONNX), which snnc reads natively, "
-                            "or rebuild with LibTorch (-DSNN_WITH_TORCH=ON)");
+    snn::Network net = torchscript_hooks().import(path, options, rep);
+    rep->format = to_string(f);
+    return net;
   }
   const OpGraph g = f == ModelFormat::Onnx ? read_onnx(path) : read_exported_program(path);
   return lower_graph(g, path, options, rep);

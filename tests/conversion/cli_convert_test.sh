@@ -20,7 +20,7 @@
 #   nested_loops       nested_loops.pt / nested_loops_count.pt (two nested 100000-trip loops) -> exit 1 naming
 #                      the model, "nested loops?" and the loop's line, nothing written; the time bound is the
 #                      CTest TIMEOUT of this case (the import must give up within seconds, not hang)
-#   no_torch           snnc built without LibTorch: convert exists and says why it cannot run
+#   no_torch           snnc built without LibTorch: TorchScript is refused saying why; .pt2 and ONNX convert
 set -u
 case_name=$1
 snnc=$2
@@ -216,6 +216,13 @@ nested_loops)
 no_torch)
   "$snnc" convert "$fixtures/seq_scripted.pt" -o "$out/model.snn.h5" >"$work/stdout.txt" 2>"$work/stderr.txt"
   expect_failure_without_output $? "$work/stderr.txt" "without LibTorch"
+  # .pt2 and ONNX need no LibTorch (QCFS models: no data; the input shape comes from the file).
+  for model in pt2/qcfs.pt2 onnx/qcfs_dynamo.onnx; do
+    "$snnc" convert "$fixtures/$model" -o "$out/native.snn.h5" --quiet >"$work/stdout.txt" 2>"$work/stderr.txt" ||
+      fail "$model does not convert without LibTorch"
+    [ -f "$out/native.snn.h5" ] || fail "$model: no output"
+    rm -f "$out/native.snn.h5"
+  done
   ;;
 *)
   fail "unknown case"

@@ -95,6 +95,7 @@ void run_convert(const ConvertArgs& a) {
     for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
     check_output(a.out, inputs);
   }
+  snn::conversion::check_importable(a.model);  // before the data is read: a format this build cannot take
   // Calibration images: --limit if given, else a default that is plenty for percentiles.
   std::unique_ptr<snn::Dataset> data;
   if (!a.data.empty()) {

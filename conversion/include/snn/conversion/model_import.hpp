@@ -20,6 +20,10 @@ std::string to_string(ModelFormat f);  // "torch.export (.pt2)", "ONNX", "TorchS
 // or is none of the three (saying what it looks like: a torch.save pickle, an HDF5 file, ...).
 ModelFormat detect_model_format(const std::string& path);
 
+// Throws snn::Error naming the file when this build cannot import it (a TorchScript model without the
+// TorchScript importer); returns its format otherwise. For callers that check before any work.
+ModelFormat check_importable(const std::string& path);
+
 // The image shape [C, H, W] the file was exported for, when the file records one (.pt2, ONNX with a
 // static input); empty otherwise.
 snn::Shape exported_input_shape(const std::string& path);
