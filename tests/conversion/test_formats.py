@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -24,29 +25,15 @@ import pytest
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from train_cnn import QCFS  # noqa: E402 - the QCFS activation the examples train with
+
 SNNC = os.environ.get("SNNC", "snnc")
 TORCHSCRIPT = os.environ.get("SNNC_TORCHSCRIPT", "1") == "1"  # 0: snnc built without LibTorch
 VARIANTS = ["pt2", "pt2_core", "onnx", "onnx_ts", "scripted", "traced"]
 EXT = {"pt2": ".pt2", "pt2_core": ".pt2", "onnx": ".onnx", "onnx_ts": ".onnx", "scripted": ".pt", "traced": ".pt"}
 RUNTIME = {"pt2": "torch", "pt2_core": "torch", "onnx": "onnxruntime", "onnx_ts": "onnxruntime",
            "scripted": "LibTorch", "traced": "LibTorch"}
-
-
-class QCFS(nn.Module):
-    """The QCFS activation of examples/train_cnn.py (straight-through floor included)."""
-
-    def __init__(self, levels, thresh):
-        super().__init__()
-        self.thresh = nn.Parameter(torch.tensor(float(thresh)))
-        self.L = int(levels)
-
-    def forward(self, x):
-        x = x / self.thresh
-        x = torch.clamp(x, 0, 1)
-        y = x * self.L + 0.5
-        y = y + (torch.floor(y) - y).detach()
-        x = y / self.L
-        return x * self.thresh
 
 
 def qcfs_vgg():

@@ -88,6 +88,123 @@ snn::Preprocessing make_preprocessing(const ConvertArgs& a, const snn::Shape& in
   return {a.mean, a.std};
 }
 
+// The report of a finished conversion: one JSON object (--json).
+void report_json(const ConvertArgs& a, const snn::conversion::ConversionResult& result) {
+  using namespace snn::conversion;
+  const snn::Network& net = result.network;
+  const FaithfulnessReport& check = result.faithfulness;
+  const std::string& norm_text = result.norm_text;
+  const std::string& inputs_text = result.check_inputs_text;
+  const std::vector<std::string>& notes = result.notes;
+  const ImportReport& report = result.import;
+  const auto& md = net.metadata();
+  int64_t neurons = 0;
+  for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
+
+  nlohmann::json j;
+  j["model"] = a.model;
+  j["format"] = result.format;
+  j["output"] = a.out;
+  j["input_shape"] = net.input_shape();
+  j["preprocessing"] = {{"mean", net.preprocessing().mean}, {"std", net.preprocessing().std}};
+  j["layers"] = net.size();
+  j["neurons"] = neurons;
+  j["parameters"] = net.parameter_count();
+  j["batchnorms_folded"] = report.batchnorms_folded;
+  j["max_pools"] = report.max_pools;
+  if (report.max_pools > 0) j["max_pooling"] = "spiking max pooling: emits the increase of the largest running input sum";
+  j["norm"] = norm_text;
+  j["neuron"] = md.at("neuron");
+  for (int i : net.neuron_nodes()) {
+    const snn::NeuronLayer& l = net.neuron(i);
+    j["thresholds"].push_back({{"layer", l.name()},
+                               {"activation", snn::to_string(l.activation())},
+                               {"levels", l.levels()},
+                               {"threshold", l.threshold()},
+                               {"neurons", snn::numel_of(net.output_shape(i))}});
+  }
+  if (a.no_check) {
+    j["faithfulness"] = {{"checked", false}, {"reason", "--no-check"}};
+  } else if (!result.checked) {
+    j["faithfulness"] = {{"checked", false}, {"reason", "no reference runtime: " + result.unchecked_reason}};
+  } else {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& f : check.nodes)
+      layers.push_back({{"layer", f.name},           {"type", f.type},
+                        {"checked", f.checked},      {"quantised", f.quantised},
+                        {"scale", f.scale},          {"max_abs_diff", f.max_abs_diff},
+                        {"rel_diff", f.rel_diff},    {"moved_fraction", f.moved_fraction},
+                        {"drift_rel", f.drift_rel},  {"drift_moved_fraction", f.drift_moved_fraction}});
+    j["faithfulness"] = {{"checked", true},
+                         {"passed", check.passed()},
+                         {"inputs", inputs_text},
+                         {"reference", result.reference_runtime},
+                         {"layer_images", check.layer_images},
+                         {"tolerance", a.check_tolerance},
+                         {"max_moved_fraction", a.check_moved},
+                         {"layers_checked", check.checked},
+                         {"layers_unchecked", check.unchecked},
+                         {"worst_rel_diff", check.worst_rel_diff},
+                         {"worst_layer", check.worst_layer},
+                         {"quantised_layers", check.quantised_layers},
+                         {"worst_moved_fraction", check.worst_moved_fraction},
+                         {"worst_drift_moved_fraction", check.worst_drift_moved_fraction},
+                         {"output_images", check.output_images},
+                         {"output_max_abs_diff", check.output_max_abs_diff},
+                         {"output_rel_diff", check.output_rel_diff},
+                         {"argmax_agree", check.argmax_agree},
+                         {"layers", layers}};
+  }
+  j["macs_per_image"] = net.macs_per_sample();
+  j["notes"] = notes;
+  j["torchscript_ops"] = report.ops;
+  print_json(j);
+}
+
+// The report of a finished conversion, for a person.
+void report_text(const ConvertArgs& a, const snn::conversion::ConversionResult& result) {
+  using namespace snn::conversion;
+  const snn::Network& net = result.network;
+  const FaithfulnessReport& check = result.faithfulness;
+  const std::string& norm_text = result.norm_text;
+  const std::string& inputs_text = result.check_inputs_text;
+  const std::vector<std::string>& notes = result.notes;
+  const ImportReport& report = result.import;
+  const auto& md = net.metadata();
+  int64_t neurons = 0;
+  for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
+
+  std::printf("%s (%s) -> %s\n", a.model.c_str(), result.format.c_str(), a.out.c_str());
+  std::printf("  input %s", snn::to_string(net.input_shape()).c_str());
+  if (!net.preprocessing().identity()) {
+    std::printf(", normalised: mean");
+    for (float m : net.preprocessing().mean) std::printf(" %g", m);
+    std::printf(", std");
+    for (float s : net.preprocessing().std) std::printf(" %g", s);
+  }
+  std::printf("\n  %d layers, %zu spiking layers, %lld neurons per image, %lld parameters\n", net.size(),
+              net.neuron_nodes().size(), (long long)neurons, (long long)net.parameter_count());
+  std::printf("  batch norms folded: %d\n", report.batchnorms_folded);
+  if (report.max_pools > 0)
+    std::printf("  max pooling: %d layer(s); spiking max pooling: emits the increase of the largest running input sum\n", report.max_pools);
+  std::printf("  neurons: %s\n", md.at("neuron").c_str());
+  std::printf("  thresholds: %s\n", norm_text.c_str());
+  for (int i : net.neuron_nodes()) {
+    const snn::NeuronLayer& l = net.neuron(i);
+    std::string act = snn::to_string(l.activation());
+    if (l.activation() == snn::SourceActivation::QCFS) act += " L=" + std::to_string(l.levels());
+    std::printf("    %-28s %-10s theta %s\n", l.name().c_str(), act.c_str(), theta_text(l).c_str());
+  }
+  for (const auto& n : notes) std::printf("  note: %s\n", n.c_str());
+  if (a.no_check)
+    std::printf("  faithfulness: not checked (--no-check)\n");
+  else if (!result.checked)
+    std::printf("  faithfulness: NOT CHECKED against a reference runtime: %s\n", result.unchecked_reason.c_str());
+  else
+    std::printf("  faithfulness: ok against %s: %s (%s)\n", result.reference_runtime.c_str(), check.summary().c_str(),
+                inputs_text.c_str());
+}
+
 void run_convert(const ConvertArgs& a) {
   using namespace snn::conversion;
   {
@@ -132,109 +249,12 @@ void run_convert(const ConvertArgs& a) {
   ConversionResult result = convert_model(a.model, data.get(), *backend, co);
   snn::Network& net = result.network;
   if (data) check_readout(net, *data, a.data);
-  const FaithfulnessReport& check = result.faithfulness;
-  const std::string& norm_text = result.norm_text;
-  const std::string& inputs_text = result.check_inputs_text;
-  const std::vector<std::string>& notes = result.notes;
-  const ImportReport& report = result.import;
-  auto& md = net.metadata();
+  auto& md = result.network.metadata();
   md["command_line"] = command_line();
   snn::save_network(net, a.out);
 
-  int64_t neurons = 0;
-  for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
-
-  if (a.run.json) {
-    nlohmann::json j;
-    j["model"] = a.model;
-    j["format"] = result.format;
-    j["output"] = a.out;
-    j["input_shape"] = net.input_shape();
-    j["preprocessing"] = {{"mean", net.preprocessing().mean}, {"std", net.preprocessing().std}};
-    j["layers"] = net.size();
-    j["neurons"] = neurons;
-    j["parameters"] = net.parameter_count();
-    j["batchnorms_folded"] = report.batchnorms_folded;
-    j["max_pools"] = report.max_pools;
-    if (report.max_pools > 0) j["max_pooling"] = "spiking max pooling: emits the increase of the largest running input sum";
-    j["norm"] = norm_text;
-    j["neuron"] = md["neuron"];
-    for (int i : net.neuron_nodes()) {
-      const snn::NeuronLayer& l = net.neuron(i);
-      j["thresholds"].push_back({{"layer", l.name()},
-                                 {"activation", snn::to_string(l.activation())},
-                                 {"levels", l.levels()},
-                                 {"threshold", l.threshold()},
-                                 {"neurons", snn::numel_of(net.output_shape(i))}});
-    }
-    if (a.no_check) {
-      j["faithfulness"] = {{"checked", false}, {"reason", "--no-check"}};
-    } else if (!result.checked) {
-      j["faithfulness"] = {{"checked", false}, {"reason", "no reference runtime: " + result.unchecked_reason}};
-    } else {
-      nlohmann::json layers = nlohmann::json::array();
-      for (const auto& f : check.nodes)
-        layers.push_back({{"layer", f.name},           {"type", f.type},
-                          {"checked", f.checked},      {"quantised", f.quantised},
-                          {"scale", f.scale},          {"max_abs_diff", f.max_abs_diff},
-                          {"rel_diff", f.rel_diff},    {"moved_fraction", f.moved_fraction},
-                          {"drift_rel", f.drift_rel},  {"drift_moved_fraction", f.drift_moved_fraction}});
-      j["faithfulness"] = {{"checked", true},
-                           {"passed", check.passed()},
-                           {"inputs", inputs_text},
-                           {"reference", result.reference_runtime},
-                           {"layer_images", check.layer_images},
-                           {"tolerance", a.check_tolerance},
-                           {"max_moved_fraction", a.check_moved},
-                           {"layers_checked", check.checked},
-                           {"layers_unchecked", check.unchecked},
-                           {"worst_rel_diff", check.worst_rel_diff},
-                           {"worst_layer", check.worst_layer},
-                           {"quantised_layers", check.quantised_layers},
-                           {"worst_moved_fraction", check.worst_moved_fraction},
-                           {"worst_drift_moved_fraction", check.worst_drift_moved_fraction},
-                           {"output_images", check.output_images},
-                           {"output_max_abs_diff", check.output_max_abs_diff},
-                           {"output_rel_diff", check.output_rel_diff},
-                           {"argmax_agree", check.argmax_agree},
-                           {"layers", layers}};
-    }
-    j["macs_per_image"] = net.macs_per_sample();
-    j["notes"] = notes;
-    j["torchscript_ops"] = report.ops;
-    print_json(j);
-    return;
-  }
-  if (a.run.quiet) return;
-  std::printf("%s (%s) -> %s\n", a.model.c_str(), result.format.c_str(), a.out.c_str());
-  std::printf("  input %s", snn::to_string(net.input_shape()).c_str());
-  if (!net.preprocessing().identity()) {
-    std::printf(", normalised: mean");
-    for (float m : net.preprocessing().mean) std::printf(" %g", m);
-    std::printf(", std");
-    for (float s : net.preprocessing().std) std::printf(" %g", s);
-  }
-  std::printf("\n  %d layers, %zu spiking layers, %lld neurons per image, %lld parameters\n", net.size(),
-              net.neuron_nodes().size(), (long long)neurons, (long long)net.parameter_count());
-  std::printf("  batch norms folded: %d\n", report.batchnorms_folded);
-  if (report.max_pools > 0)
-    std::printf("  max pooling: %d layer(s); spiking max pooling: emits the increase of the largest running input sum\n", report.max_pools);
-  std::printf("  neurons: %s\n", md["neuron"].c_str());
-  std::printf("  thresholds: %s\n", norm_text.c_str());
-  for (int i : net.neuron_nodes()) {
-    const snn::NeuronLayer& l = net.neuron(i);
-    std::string act = snn::to_string(l.activation());
-    if (l.activation() == snn::SourceActivation::QCFS) act += " L=" + std::to_string(l.levels());
-    std::printf("    %-28s %-10s theta %s\n", l.name().c_str(), act.c_str(), theta_text(l).c_str());
-  }
-  for (const auto& n : notes) std::printf("  note: %s\n", n.c_str());
-  if (a.no_check)
-    std::printf("  faithfulness: not checked (--no-check)\n");
-  else if (!result.checked)
-    std::printf("  faithfulness: NOT CHECKED against a reference runtime: %s\n", result.unchecked_reason.c_str());
-  else
-    std::printf("  faithfulness: ok against %s: %s (%s)\n", result.reference_runtime.c_str(), check.summary().c_str(),
-                inputs_text.c_str());
+  if (a.run.json) return report_json(a, result);
+  if (!a.run.quiet) report_text(a, result);
 }
 
 }  // namespace
