@@ -23,10 +23,10 @@ if importlib.util.find_spec("torch") is not None:
     import torch  # noqa: F401
 
 from . import _core
-from ._core import Dataset, Error, Network, Simulation, SweepResult, load, load_dataset
+from ._core import Dataset, Error, Network, Simulation, SweepResult, import_nir, load, load_dataset
 
 __version__ = _core.__version__
-__all__ = ["Dataset", "Error", "Network", "Simulation", "SweepResult", "load", "load_dataset", "convert",
+__all__ = ["Dataset", "Error", "Network", "Simulation", "SweepResult", "import_nir", "load", "load_dataset", "convert",
            "calibration_methods", "__version__"]
 
 if _core.has_calibration:

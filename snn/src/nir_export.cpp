@@ -158,8 +158,7 @@ class Exporter {
       nodes_.push_back({name, "Flatten", [in](H5::Group& g) {
                           put_int(g, "start_dim", 0);
                           put_int(g, "end_dim", -1);
-                          H5::Group t = g.createGroup("input_type");
-                          put_ints(t, "input", in);
+                          put_ints(g, "input_type", in);  // nir 1.0.8 writes and reads it as a dataset
                         }});
     } else if (type == "maxpool2d") {
       throw Error(where(net_, i) + ": snnc's spiking max pooling (a neuron passes the spikes of the window's "

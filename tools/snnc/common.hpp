@@ -74,5 +74,6 @@ void register_eval(CLI::App& app);
 void register_convert(CLI::App& app);    // needs the TorchScript importer; says so when built without
 void register_calibrate(CLI::App& app);
 void register_export(CLI::App& app);
+void register_import(CLI::App& app);
 
 }  // namespace snnc

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   snnc::register_calibrate(app);
   snnc::register_sweep(app);
   snnc::register_export(app);
+  snnc::register_import(app);
   std::string commands;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     commands += (commands.empty() ? "" : ", ") + sub->get_name();
