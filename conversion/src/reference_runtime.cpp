@@ -27,8 +27,28 @@ namespace fs = std::filesystem;
 
 bool exists(const std::string& p) { return !p.empty() && ::access(p.c_str(), R_OK) == 0; }
 
+// The folder of the running executable ("" when /proc/self/exe cannot be read).
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+// A venv's (or conda environment's) bin/ folder with its python3: not any prefix that has one (a
+// `cmake --install --prefix /usr/local` beside an unrelated python3).
+bool in_python_environment(const fs::path& bin) {
+  const fs::path env = bin.parent_path();
+  std::error_code ec;
+  return exists((bin / "python3").string()) &&
+         (fs::exists(env / "pyvenv.cfg", ec) || fs::is_directory(env / "conda-meta", ec));
+}
+
+// SNNC_PYTHON; else the Python of the environment snnc is installed in (`pip install .` puts the CLI in
+// the venv's bin/, beside its python3); else the Python snnc was configured with; else python3 on PATH.
 std::string interpreter() {
   if (const char* p = std::getenv("SNNC_PYTHON"); p && *p) return p;
+  if (const fs::path dir = executable_dir(); !dir.empty() && in_python_environment(dir))
+    return (dir / "python3").string();
 #ifdef SNNC_DEFAULT_PYTHON
   if (exists(SNNC_DEFAULT_PYTHON)) return SNNC_DEFAULT_PYTHON;
 #endif
@@ -37,10 +57,9 @@ std::string interpreter() {
 
 std::string script() {
   if (const char* p = std::getenv("SNNC_REFERENCE_SCRIPT"); p && *p) return p;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "snnc" / "snnc_reference.py";
+  // Installed: PREFIX/bin/snnc beside PREFIX/share/snnc/ (cmake --install, and pip's venv layout).
+  if (const fs::path dir = executable_dir(); !dir.empty()) {
+    const fs::path installed = dir.parent_path() / "share" / "snnc" / "snnc_reference.py";
     if (exists(installed.string())) return installed.string();
   }
 #ifdef SNNC_REFERENCE_SCRIPT_SOURCE

@@ -23,6 +23,12 @@ if importlib.util.find_spec("torch") is not None:
     import torch  # noqa: F401
 
 from . import _core
+
+# The reference runtime's script of the faithfulness check: an installed package (pip install .) carries it;
+# a build tree's module knows it from the source tree.
+_reference_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_reference_runtime.py")
+if os.path.exists(_reference_script):
+    os.environ.setdefault("SNNC_REFERENCE_SCRIPT", _reference_script)
 from ._core import Dataset, Error, Network, Simulation, SweepResult, import_nir, load, load_dataset
 
 __version__ = _core.__version__
