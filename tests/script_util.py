@@ -1,6 +1,6 @@
 """Shared by the end-to-end test scripts run from ctest (tests/mpi, tests/nir): their arguments, the skip
 when Debian's Fashion-MNIST is missing, a clean work directory, running commands, and ok/FAIL lines."""
-import argparse, os, shutil, subprocess
+import argparse, gzip, os, shutil, subprocess
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
 SKIP = 77  # ctest's SKIP_RETURN_CODE
@@ -38,3 +38,13 @@ def run(cmd, expect_ok=True, timeout=600, env=None):
     if expect_ok and p.returncode != 0:
         raise SystemExit(f"FAILED (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def read_idx(path):
+    """An IDX file (gzipped, as Debian's dataset-fashion-mnist ships it) as a NumPy array."""
+    import numpy as np
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)

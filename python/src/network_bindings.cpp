@@ -309,22 +309,28 @@ or failed calibration leaves the network unchanged.)doc")
           return snn::load_network(path);
         },
         py::arg("path"), "Reads a network file (.snn.h5). Errors (snnc.Error) name the file and the layer.");
-  m.def("import_nir", [](const std::string& path, double dt, std::vector<int64_t> input_shape) {
+  m.def("import_nir", [](const std::string& path, double dt, std::vector<int64_t> input_shape, py::object if_dt_arg) {
           if (!(dt > 0.0) || !std::isfinite(dt)) throw py::value_error("import_nir: dt must be a positive number");
+          const double if_dt = if_dt_arg.is_none() ? 0.0 : if_dt_arg.cast<double>();
+          if (!if_dt_arg.is_none() && (!(if_dt > 0.0) || !std::isfinite(if_dt)))
+            throw py::value_error("import_nir: if_dt must be a positive number or None");
           if (!input_shape.empty() && input_shape.size() != 3)
             throw py::value_error("import_nir: input_shape must be (C, H, W)");
           for (int64_t d : input_shape)
             if (d <= 0) throw py::value_error("import_nir: input_shape values must be positive");
           snn::NirImportOptions o;
           o.dt = dt;
+          o.if_dt = if_dt;
           o.input_shape = input_shape;
           py::gil_scoped_release no_gil;
           return snn::import_nir(path, o);
         },
         py::arg("path"), py::kw_only(), py::arg("dt") = 1.0, py::arg("input_shape") = std::vector<int64_t>{},
+        py::arg("if_dt") = py::none(),
         "Reads a NIR graph (nir.write's HDF5, from snnTorch, Norse, Sinabs, SpikingJelly or snnc export) as a "
-        "Network, as `snnc import` does. dt: the step NIR's LIF time constants are read with (NIR files do not "
-        "record it: snnc's 1, snnTorch's 1e-4). input_shape: (C, H, W) where the graph's Input is flat. What "
+        "Network, as `snnc import` does. dt: the step NIR's IF (dv/dt = r·I) and LIF dynamics are read with (NIR "
+        "files do not record it: snnc's 1, snnTorch's and SpikingJelly's 1e-4); if_dt: IF nodes' own step where a "
+        "writer meant r per step (Norse: 1). input_shape: (C, H, W) where the graph's Input is flat. What "
         "snnc cannot run (node types, nested graphs, cycles, v_reset != 0) raises snnc.Error naming the node.");
 }
 

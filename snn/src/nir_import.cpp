@@ -181,7 +181,7 @@ class Importer {
 
   Value add_neuron(int i, Value in) {
     const Shape s = shape_of(in);
-    NirNeuron n = nir_neuron(node(i), s, o_.dt, where(i));
+    NirNeuron n = nir_neuron(node(i), s, node(i).type == "IF" && o_.if_dt > 0 ? o_.if_dt : o_.dt, where(i));
     std::vector<double> gain = n.gain;
     for (size_t c = 0; c < gain.size() && !in.factor.empty(); ++c) gain[c] *= in.factor[c];
     bool unit = true;
@@ -258,6 +258,8 @@ class Importer {
 
 Network import_nir(const std::string& path, const NirImportOptions& options, NirImportReport* report) {
   require(std::isfinite(options.dt) && options.dt > 0, "--dt must be a positive number, got " + std::to_string(options.dt));
+  require(std::isfinite(options.if_dt) && options.if_dt >= 0,
+          "--if-dt must be a positive number, got " + std::to_string(options.if_dt));
   const NirGraphData g = read_nir_graph(path);
   NirImportReport r;
   r.nodes = int64_t(g.nodes.size());

@@ -178,8 +178,11 @@ NirNeuron nir_neuron(const NirNodeData& n, const Shape& shape, double dt, const 
     for (float r : nir_per_channel(n, "v_reset", shape, where))
       require(r == 0, where + ": v_reset = " + std::to_string(r) + "; snnc's neurons reset to 0 (v_reset = 0 only)");
   const std::vector<float> r = nir_per_channel(n, "r", shape, where);
-  if (!out.leaky) {
-    out.gain.assign(r.begin(), r.end());
+  if (!out.leaky) {  // NIR's IF is dv/dt = r·I: v ← v + dt·r·I (Norse and Sinabs write r = 1, SpikingJelly 1/dt)
+    for (float rc : r) {
+      const double g = dt * double(rc);
+      out.gain.push_back(std::fabs(g - 1.0) <= 4 * double(FLT_EPSILON) ? 1.0 : g);  // 1 within float32 rounding
+    }
     return out;
   }
   const std::vector<float> tau = nir_per_channel(n, "tau", shape, where);

@@ -29,22 +29,20 @@ returned notes:
   - Norse: IAFCell, v += I (dt unused), z = v > θ, v = v_reset (0): NIR's IF exactly; per-element θ.
 """
 import contextlib
-import gzip
+import os
+import sys
 import warnings
 
 import h5py
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from script_util import read_idx  # noqa: E402
+
 TOOLS = ("snntorch", "norse", "sinabs")
 
 
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def test_images(fmnist, n, mean, std):

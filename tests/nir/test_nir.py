@@ -6,7 +6,7 @@ NIR's own semantics (IF: v += r·I, z = v > v_threshold, v = v_reset where z; Sc
 AvgPool2d; Flatten; a node sums its incoming edges; dt = 1) gives snnc's accuracy at every t on 200 test
 images. What NIR cannot express is refused with the layer named. Exits 77 without Fashion-MNIST or the
 TorchScript importer."""
-import gzip, json, os, sys
+import json, os, sys
 from collections import defaultdict
 
 import h5py
@@ -15,15 +15,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from script_util import FMNIST, SKIP, Script, run  # noqa: E402
+from script_util import FMNIST, SKIP, Script, read_idx, run  # noqa: E402
 
 
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def read_nir(path):

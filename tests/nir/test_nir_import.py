@@ -1,28 +1,23 @@
 #!/usr/bin/env python3
 """snnc import (NIR in, issue 33): (1) snnc's own NIR export of the examples ResNet (--reset zero --v-init 0,
 light calibration) imports back to a network whose sweep gives the original's accuracy at every t and its
-firing rates; (2) graphs written by snnTorch's and Norse's own exporters (small nets, weights fitted in a few
+firing rates; (2) graphs written by snnTorch's, Norse's and SpikingJelly's own exporters (small nets, weights fitted in a few
 seconds as a CNN) import, and snnc's sweep agrees with the library's own simulation at every t on 300
 Fashion-MNIST test images (accuracy per t, and the output layer's spike count); (3) what snnc cannot
 run is refused with exit 1, naming the node and its type, leaving no output. Exits 77 without Fashion-MNIST
 or the TorchScript importer."""
-import gzip, json, os, shutil, sys, warnings
+import json, os, shutil, sys, warnings
 
 import h5py
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from script_util import FMNIST, SKIP, Script, run  # noqa: E402
+from script_util import FMNIST, SKIP, Script, read_idx, run  # noqa: E402
 
 N, T = 300, 32
 
 
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(data[3])]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3]).reshape(dims)
 
 
 def fashion(split, n):
@@ -132,7 +127,8 @@ def norse_case(s, snnc):
     xf = x.flatten(1)
     # Norse writes 0-d parameters, which nir.write cannot compress; its Input is [1, 784] (batch included).
     nir.write(s.path("norse.nir"), norse.to_nir(net, xf[:1]), compression=None)
-    run([snnc, "import", s.path("norse.nir"), "-o", s.path("norse.snn.h5"), "--dt", "1e-6", "--input-shape", "1,28,28", "-q"])
+    run([snnc, "import", s.path("norse.nir"), "-o", s.path("norse.snn.h5"), "--dt", "1e-6", "--if-dt", "1",
+         "--input-shape", "1,28,28", "-q"])
     state = [None]
 
     def step(xx, t):
@@ -140,6 +136,24 @@ def norse_case(s, snnc):
         return out
     acc, counts = library_accuracy(step, xf, y)
     return compare(s.check, "Norse", acc, counts, sweep(snnc, s.path("norse.snn.h5")), "3")
+
+
+def spikingjelly_case(s, snnc):
+    from spikingjelly.activation_based import functional, neuron
+    from spikingjelly.activation_based.nir_exchange import export_to_nir
+    cnn = fit([torch.nn.Conv2d(1, 8, 5, stride=2), torch.nn.ReLU(), torch.nn.AvgPool2d(2), torch.nn.Flatten(),
+               torch.nn.Linear(8 * 6 * 6, 10)])
+    # IFNode's defaults: hard reset to 0, threshold 1, fires on v ≥ θ (as snnc); its exporter writes the
+    # continuous-time IF with r = 1/dt for dt = 1e-4, its default.
+    net = torch.nn.Sequential(cnn[0], neuron.IFNode(), cnn[2], cnn[3], cnn[4], neuron.IFNode())
+    x, y = fashion("t10k", N)
+    export_to_nir(net, x[:1], s.path("spikingjelly.nir"))
+    functional.reset_net(net)
+    run([snnc, "import", s.path("spikingjelly.nir"), "-o", s.path("spikingjelly.snn.h5"), "--dt", "1e-4", "-q"])
+    acc, counts = library_accuracy(lambda xx, t: net(xx), x, y)
+    out = json.loads(run([snnc, "info", s.path("spikingjelly.snn.h5"), "--json"]).stdout)["layers"]
+    last = [l["name"] for l in out if l["type"] == "neuron"][-1]
+    return compare(s.check, "SpikingJelly", acc, counts, sweep(snnc, s.path("spikingjelly.snn.h5")), last)
 
 
 def edited(src, dst, edit):
@@ -209,7 +223,8 @@ def main():
     if not round_trip(s, snnc, s.args.repo):
         print("skipped: snnc built without the TorchScript importer")
         return SKIP
-    results = {"snnTorch": snntorch_case(s, snnc), "Norse": norse_case(s, snnc)}
+    results = {"snnTorch": snntorch_case(s, snnc), "Norse": norse_case(s, snnc),
+               "SpikingJelly": spikingjelly_case(s, snnc)}
     for who, (gap, steps) in results.items():
         print(f"     {who}: largest accuracy gap {gap:.2f} pt, differing at {steps} of {T} steps ({N} images)")
     refusals(s, snnc)

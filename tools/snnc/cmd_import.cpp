@@ -13,7 +13,7 @@ namespace snnc {
 namespace {
 struct ImportArgs {
   std::string model, out;
-  double dt = 1.0;
+  double dt = 1.0, if_dt = 0.0;
   std::vector<int64_t> input_shape;
   bool json = false, quiet = false;
 };
@@ -26,6 +26,7 @@ void run_import(const ImportArgs& a) {
     if (d <= 0) throw snn::Error("--input-shape values must be positive");
   snn::NirImportOptions o;
   o.dt = a.dt;
+  o.if_dt = a.if_dt;
   o.input_shape = a.input_shape;
   snn::NirImportReport r;
   const snn::Network net = snn::import_nir(a.model, o, &r);
@@ -48,7 +49,10 @@ void register_import(CLI::App& app) {
   cmd->add_option("model", args->model, "NIR file (HDF5, as nir.write or snnc export write it)")->required();
   cmd->add_option("-o,--out", args->out, "Output model file (.snn.h5)")->required();
   cmd->add_option("--dt", args->dt,
-                  "The step LIF time constants are read with (default 1; snnTorch's files: 1e-4, Norse's LIFBox: 1e-6)");
+                  "The step NIR's IF (dv/dt = r·I) and LIF time constants are read with (default 1; snnTorch's and "
+                  "SpikingJelly's files: 1e-4, Norse's LIFBox: 1e-6)");
+  cmd->add_option("--if-dt", args->if_dt,
+                  "IF nodes only: their step, where it is not --dt's (Norse writes IAF with r = 1 per step: --if-dt 1)");
   cmd->add_option("--input-shape", args->input_shape, "C,H,W of the images, where the graph's Input is flat")
       ->delimiter(',');
   cmd->add_flag("--json", args->json, "Print one JSON object on stdout");

@@ -1,12 +1,12 @@
 // NIR import: a feed-forward NIR graph (nir_graph.hpp reads the file) as an snn::Network, the inverse of
 // nir_export.hpp. NIR's continuous-time neurons are read in discrete time with step dt (dt = 1 unless
-// told: NIR files do not record it; snnTorch writes with dt = 1e-4, Norse's LIFBox with an effective
-// 1e-6, snnc with 1):
+// told: NIR files do not record it; snnTorch and SpikingJelly write with dt = 1e-4, Norse's LIFBox with
+// an effective 1e-6, Norse's IAF, Sinabs and snnc with 1):
 //   Input [C,H,W]    the network input (a leading batch 1 is dropped; normalise_mean/std metadata, as
 //                    snnc's export writes it, become the preprocessing; a flat Input [N] takes images of
 //                    `input_shape` through a Flatten)
 //   Conv2d, Affine, Linear   conv2d (dilation 1), linear
-//   IF               v ← v + r·I; z = [v > θ]; v ← 0 after a spike      → IF neuron, reset to zero
+//   IF               v ← v + dt·r·I; z = [v > θ]; v ← 0 after a spike   → IF neuron, reset to zero
 //   LIF              v ← v + dt/τ·(v_leak − v + r·I)                     → LIF neuron, β = 1 − dt/τ, input
 //                    gain dt·r/τ, bias −dt/τ·v_leak (constant over time)
 //   Scale            a per-channel factor, AvgPool2d, SumPool2d (= average · k_h·k_w), Flatten
@@ -29,7 +29,9 @@
 namespace snn {
 
 struct NirImportOptions {
-  double dt = 1.0;    // the step NIR's LIF time constants are read with
+  double dt = 1.0;     // the step NIR's continuous-time neurons (IF: dv/dt = r·I; LIF) are read with
+  double if_dt = 0.0;  // IF nodes only, where a writer meant r per step while its LIF τ needs another dt
+                       // (Norse: IAF r = 1 per step, LIFBox τ for an effective 1e-6); 0: dt
   Shape input_shape;  // the images' shape where the graph's Input is flat ([N] = C·H·W); empty: none
 };
 

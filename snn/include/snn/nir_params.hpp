@@ -36,7 +36,7 @@ struct NirNeuron {
   bool leaky = false;
   float beta = 1.0f;
   std::vector<float> theta;   // per channel
-  std::vector<double> gain;   // per channel: r (IF), dt·r/τ (LIF)
+  std::vector<double> gain;   // per channel: dt·r (IF), dt·r/τ (LIF)
   std::vector<float> bias;    // per channel, empty when zero: −dt/τ·v_leak
 };
 NirNeuron nir_neuron(const NirNodeData& n, const Shape& shape, double dt, const std::string& where);
