@@ -74,7 +74,8 @@ ModelFormat check_importable(const std::string& path) {
   if (f == ModelFormat::TorchScript && !torchscript_supported())
     throw snn::Error(path + ": a TorchScript model, and this snnc was built without LibTorch; export the model "
                             "with torch.export.save (.pt2) or torch.onnx.export (ONNX), which snnc reads natively, "
-                            "or rebuild with LibTorch (-DSNN_WITH_TORCH=ON)");
+                            "or rebuild with LibTorch (CMake: -DSNN_WITH_TORCH=ON; pip: pip install "
+                            "--no-build-isolation . in a venv with PyPI's torch)");
   return f;
 }
 

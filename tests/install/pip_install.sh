@@ -5,8 +5,9 @@
 # finds the venv's python3 and the installed reference script by itself), and the Python tests
 # (tests/python) run against the installed package, not the build tree; pip uninstall removes it all.
 #   tests/install/pip_install.sh SOURCE_DIR WORK_DIR PROJECT_PYTHON
-# The fresh venv sees the project venv's packages through a .pth file (torch 2.15, NumPy, pytest, h5py):
-# a venv that has PyPI's torch, without copying 3 GB of wheels again. snnc itself is installed only in it.
+# The fresh venv sees torch 2.15 and pytest (with what they require, nothing else) from the project venv
+# through a .pth file and a folder of links: a venv that has PyPI's torch, without copying 3 GB of wheels
+# again. Everything else snnc needs (NumPy, h5py) pip must install from snnc's declared dependencies.
 set -euo pipefail
 src=$1 work=$2 project_python=$3
 rm -rf "$work" && mkdir -p "$work"
@@ -15,8 +16,31 @@ site_of() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])';
 
 /usr/bin/python3 -m venv "$work/venv" || fail "cannot make a venv (Debian: python3-venv)"
 venv=$work/venv
-site_of "$project_python" > "$(site_of "$venv/bin/python")/project_packages.pth"
-"$venv/bin/python" -c 'import torch, numpy' || fail "the project venv's torch is not visible in the fresh venv"
+"$project_python" - "$work/torch_only" << 'EOF' || fail "cannot link the project venv's torch"
+import importlib.metadata as md, os, re, sys
+want, seen, dists = ["torch", "pytest"], set(), []
+while want:  # the requirement closure of torch and pytest, without extras or other platforms' markers
+    name = re.split(r"[ ;<>=!~\[(]", want.pop())[0].lower().replace("_", "-")
+    if name in seen:
+        continue
+    seen.add(name)
+    try:
+        d = md.distribution(name)
+    except md.PackageNotFoundError:
+        continue
+    dists.append(d)
+    want += [r for r in (d.requires or []) if "extra ==" not in r]
+os.makedirs(sys.argv[1])
+for d in dists:  # link every top-level entry the distribution installed (its packages, its .dist-info)
+    site = str(d.locate_file(""))
+    for top in {str(f).split("/")[0] for f in d.files or [] if not str(f).startswith("..")}:
+        src, dst = os.path.join(site, top), os.path.join(sys.argv[1], top)
+        if os.path.exists(src) and not os.path.lexists(dst) and top != "__pycache__":
+            os.symlink(src, dst)
+EOF
+echo "$work/torch_only" > "$(site_of "$venv/bin/python")/project_torch.pth"
+"$venv/bin/python" -c 'import torch' || fail "the project venv's torch is not visible in the fresh venv"
+"$venv/bin/python" -c 'import h5py' 2> /dev/null && fail "h5py is visible before snnc's dependencies are installed"
 "$venv/bin/python" -c 'import snnc' 2> /dev/null && fail "snnc is importable before it is installed"
 
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
