@@ -8,7 +8,8 @@
 #  - No tests, benches or examples; CUDA only when asked (-C cmake.define.SNN_WITH_CUDA=AUTO or ON).
 # What goes into the package is the install component "python" (python/CMakeLists.txt and the rules in
 # snnc_install_python_package() below).
-set(SNN_BUILD_EXTRAS OFF)
+set(SNN_BUILD_BENCHES OFF)
+set(SNN_BUILD_EXAMPLES OFF)
 set(SNN_TORCH_FROM_VENV OFF CACHE BOOL "" FORCE)
 unset(SNN_PYTHON_EXECUTABLE CACHE)
 set(SNN_PYTHON_EXECUTABLE ${Python_EXECUTABLE} CACHE FILEPATH "the Python pip builds for" FORCE)
