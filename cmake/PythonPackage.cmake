@@ -5,7 +5,7 @@
 #  - LibTorch: the torch of that Python when it can import one (a --no-build-isolation build in a venv with
 #    PyPI's torch: the TorchScript importer is linked to that very wheel, so the package stays tied to that
 #    environment); an isolated build has no torch and leaves the importer out (.pt2 and ONNX need none).
-#  - No tests, benches or examples; CUDA only when asked (-C cmake.define.SNN_WITH_CUDA=AUTO or ON).
+#  - No tests, benches or examples; CUDA only when asked (--config-settings=cmake.define.SNN_WITH_CUDA=AUTO or ON).
 # What goes into the package is the install component "python" (python/CMakeLists.txt and the rules in
 # snnc_install_python_package() below).
 set(SNN_BUILD_BENCHES OFF)
