@@ -88,6 +88,13 @@ snn::Preprocessing make_preprocessing(const ConvertArgs& a, const snn::Shape& in
   return {a.mean, a.std};
 }
 
+// Neurons in the network: the elements of every neuron layer's output.
+int64_t neuron_count(const snn::Network& net) {
+  int64_t n = 0;
+  for (int i : net.neuron_nodes()) n += snn::numel_of(net.output_shape(i));
+  return n;
+}
+
 // The report of a finished conversion: one JSON object (--json).
 void report_json(const ConvertArgs& a, const snn::conversion::ConversionResult& result) {
   using namespace snn::conversion;
@@ -98,8 +105,7 @@ void report_json(const ConvertArgs& a, const snn::conversion::ConversionResult& 
   const std::vector<std::string>& notes = result.notes;
   const ImportReport& report = result.import;
   const auto& md = net.metadata();
-  int64_t neurons = 0;
-  for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
+  const int64_t neurons = neuron_count(net);
 
   nlohmann::json j;
   j["model"] = a.model;
@@ -171,8 +177,7 @@ void report_text(const ConvertArgs& a, const snn::conversion::ConversionResult& 
   const std::vector<std::string>& notes = result.notes;
   const ImportReport& report = result.import;
   const auto& md = net.metadata();
-  int64_t neurons = 0;
-  for (int i : net.neuron_nodes()) neurons += snn::numel_of(net.output_shape(i));
+  const int64_t neurons = neuron_count(net);
 
   std::printf("%s (%s) -> %s\n", a.model.c_str(), result.format.c_str(), a.out.c_str());
   std::printf("  input %s", snn::to_string(net.input_shape()).c_str());
