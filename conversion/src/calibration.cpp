@@ -12,6 +12,7 @@
 #include "snn/conversion/light_calibration.hpp"
 #include "snn/conversion/rts_shift.hpp"
 #include "snn/error.hpp"
+#include "snn/limits.hpp"
 
 namespace snn::conversion {
 
@@ -58,12 +59,33 @@ std::unique_ptr<Calibrator> make_calibrator(const std::string& name) {
   return f();
 }
 
+std::vector<std::string> Calibrator::options_used() const {
+  return {"--data", "--alpha", "--batches", "--batch-size", "--iters", "--seed"};
+}
+
+void require_options_used(const std::vector<std::string>& methods, const std::map<std::string, std::string>& given) {
+  for (const auto& [option, spelled] : given) {
+    std::string takes;
+    bool used = false;
+    for (const auto& m : methods) {
+      if (m == "none" || m == "model") continue;
+      const std::vector<std::string> opts = make_calibrator(m)->options_used();
+      used = used || std::find(opts.begin(), opts.end(), option) != opts.end();
+    }
+    if (used) continue;
+    std::string names;
+    for (const auto& m : methods) names += (names.empty() ? "" : ", ") + m;
+    throw Error(spelled + " has no effect on " + (methods.size() == 1 ? "method " : "methods ") + names +
+                " (leave it out)");
+  }
+}
+
 void check_calibration_options(const CalibrationOptions& o, const Dataset* data) {
-  require(o.timesteps >= 1, "--T must be at least 1, got " + std::to_string(o.timesteps));
-  require(std::isfinite(o.alpha) && o.alpha > 0.0, "--alpha must be positive, got " + std::to_string(o.alpha));
-  require(o.batches >= 1, "--batches must be at least 1, got " + std::to_string(o.batches));
-  require(o.batch_size >= 1, "--batch-size must be at least 1, got " + std::to_string(o.batch_size));
-  require(o.iters >= 1, "--iters must be at least 1, got " + std::to_string(o.iters));
+  check_range(o.timesteps, limits::kTimesteps, "--T");
+  check_range(o.alpha, limits::kAlpha, "--alpha");
+  check_range(o.batches, limits::kCalibrationBatches, "--batches");
+  check_range(o.batch_size, limits::kBatchSize, "--batch-size");
+  check_range(o.iters, limits::kCalibrationIters, "--iters");
   if (data)
     require(o.batches * o.batch_size <= data->size(),
             "--batches " + std::to_string(o.batches) + " x --batch-size " + std::to_string(o.batch_size) + " = " +

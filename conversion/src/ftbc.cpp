@@ -181,6 +181,12 @@ void calibrate_ftbc_steps(Network& net, Backend& backend, const Dataset& data, c
   store_biases(*program, net);
 }
 
+std::vector<std::string> FtbcCalibrator::options_used() const {
+  if (forced_variant_.empty()) return {"--data", "--alpha", "--batches", "--batch-size", "--iters", "--seed", "--variant"};
+  if (forced_variant_ == "exact") return {"--data", "--batches", "--batch-size", "--iters", "--seed"};
+  return Calibrator::options_used();
+}
+
 CalibrationReport FtbcCalibrator::calibrate(Network& net, Backend& backend, const Dataset& data,
                                             const CalibrationOptions& opts) const {
   const FtbcVariant variant = parse_ftbc_variant(forced_variant_.empty() ? opts.variant : forced_variant_);

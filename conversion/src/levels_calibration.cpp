@@ -43,9 +43,28 @@ bool levels_apply(const Network& net, int64_t timesteps) {
   return qcfs > 0;
 }
 
+void require_levels_fit(const Network& net, int64_t timesteps) {
+  const NeuronLayer* most = nullptr;  // the QCFS layer with the most levels
+  for (int node : net.neuron_nodes()) {
+    const NeuronLayer& layer = net.neuron(node);
+    if (layer.activation() == SourceActivation::QCFS && (!most || layer.levels() > most->levels())) most = &layer;
+  }
+  if (!most || most->levels() <= timesteps) return;
+  throw Error("method levels at --T " + std::to_string(timesteps) + ": layer '" + most->name() + "' has L = " +
+              std::to_string(most->levels()) + " QCFS levels, more than T; levels spreads each layer's L levels "
+              "over T steps and would leave it unchanged (run it with --T " + std::to_string(most->levels()) +
+              " or more, or use ftbc-auto or ftbc-exact at this T)");
+}
+
+void LevelsCalibrator::check_applicable(const Network& net, const CalibrationOptions& opts) const {
+  require_levels_fit(net, opts.timesteps);
+}
+
 CalibrationReport LevelsCalibrator::calibrate(Network& net, Backend&, const Dataset&,
                                               const CalibrationOptions& opts) const {
   check_calibration_options(opts, nullptr);
+  // A layer with L > T would keep its threshold: a model labelled "levels" that is not.
+  require_levels_fit(net, opts.timesteps);
   const auto start = std::chrono::steady_clock::now();
   const int64_t set = spread_levels_over_steps(net, opts.timesteps);
   CalibrationReport r;

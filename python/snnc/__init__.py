@@ -9,8 +9,10 @@
 Networks (snnc.Network) are the contents of .snn.h5 files (snnc.load / net.save). Data arguments take a
 dataset spec ('fashion-mnist:test', an IDX/CIFAR/HDF5 file), an snnc.Dataset, or a pair (images,
 labels) of NumPy arrays. Long calls release the GIL, show a progress bar on a terminal and stop on
-Ctrl-C. Errors from snnc are snnc.Error (a RuntimeError) with snnc's message; bad arguments are
-ValueError / TypeError.
+Ctrl-C. Errors from snnc are snnc.Error (a RuntimeError) with snnc's message. Arguments are checked
+before any work starts, against the CLI's limits and in its words: a wrong type raises
+snnc.ArgumentTypeError (a TypeError), a value out of range snnc.ArgumentError (a ValueError); both are
+snnc.Error.
 """
 import importlib.util
 import os
@@ -29,10 +31,11 @@ from . import _core
 _reference_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_reference_runtime.py")
 if os.path.exists(_reference_script):
     os.environ.setdefault("SNNC_REFERENCE_SCRIPT", _reference_script)
-from ._core import Dataset, Error, Network, Simulation, SweepResult, import_nir, load, load_dataset
+from ._core import (ArgumentError, ArgumentTypeError, Dataset, Error, Network, Simulation, SweepResult, import_nir, load,
+                    load_dataset)
 
 __version__ = _core.__version__
-__all__ = ["Dataset", "Error", "Network", "Simulation", "SweepResult", "import_nir", "load", "load_dataset", "convert",
+__all__ = ["ArgumentError", "ArgumentTypeError", "Dataset", "Error", "Network", "Simulation", "SweepResult", "import_nir", "load", "load_dataset", "convert",
            "calibration_methods", "__version__"]
 
 if _core.has_calibration:
@@ -64,22 +67,20 @@ def convert(model, data=None, *, mean=None, std=None, input_shape=None, limit=10
     """
     if not _core.has_calibration:
         raise Error("this snnc was built without its conversion library")
-    mean = [] if mean is None else [float(v) for v in mean]
-    std = [] if std is None else [float(v) for v in std]
-    shape = [] if input_shape is None else [int(v) for v in input_shape]
-    args = dict(data=data, limit=int(limit), mean=mean, std=std, input_shape=shape, norm=norm,
-                percentile=float(percentile), channelwise=bool(channelwise), neuron=neuron, beta=float(beta),
-                reset=reset, v_init=float(v_init), spikes=spikes, check=bool(check), check_tolerance=float(check_tolerance),
-                check_moved=float(check_moved), check_images=int(check_images), batch_size=int(batch_size),
-                device=device, threads=int(threads), progress=progress)
+    # Passed as given: the C++ side checks every type and range (as the CLI does), before any work.
+    args = dict(limit=limit, mean=mean, std=std, input_shape=input_shape, norm=norm, percentile=percentile,
+                channelwise=channelwise, neuron=neuron, beta=beta, reset=reset, v_init=v_init, spikes=spikes,
+                check=check, check_tolerance=check_tolerance, check_moved=check_moved, check_images=check_images,
+                batch_size=batch_size, device=device, threads=threads)
+    _core._check_convert_arguments(data, **args)
     # The check's reference runtime runs in this very interpreter: it has the torch the model came from.
     os.environ.setdefault("SNNC_PYTHON", sys.executable)
-    if isinstance(model, (str, os.PathLike)):
-        return _core._convert_file(os.fspath(model), **args)
+    if isinstance(model, (str, bytes, os.PathLike)):
+        return _core._convert_file(model, data, **args, progress=progress)
     with tempfile.TemporaryDirectory(prefix="snnc-convert-") as tmp:
         path = os.path.join(tmp, "model.pt2")
         _export(model, _example_input(example_input, input_shape, data), path)
-        return _core._convert_file(path, **args)
+        return _core._convert_file(path, data, **args, progress=progress)
 
 
 def _example_input(example_input, input_shape, data):

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "arguments.hpp"
 #include "snn/dataset.hpp"
+#include "snn/image_checks.hpp"
 
 namespace snnc_py {
 
@@ -20,7 +22,8 @@ std::string expected_text(const snn::Shape& sample) {
 }
 }  // namespace
 
-ImageArray::ImageArray(const py::handle& images, const snn::Shape& sample_shape, const std::string& argument) {
+ImageArray::ImageArray(const py::handle& images, const snn::Shape& sample_shape, const std::string& argument)
+    : argument_(argument) {
   py::array a = py::array::ensure(images);
   const bool bytes = a && a.dtype().is(py::dtype::of<uint8_t>());
   const bool floats = a && a.dtype().is(py::dtype::of<float>());
@@ -29,20 +32,28 @@ ImageArray::ImageArray(const py::handle& images, const snn::Shape& sample_shape,
   if (!(bytes || floats) || !shape_ok) {
     const std::string got = a ? std::string(py::str(a.dtype())) + " array of shape " + shape_text(a)
                               : std::string(py::str(py::type::of(images).attr("__name__")));
-    throw py::value_error(argument + ": expected a uint8 or float32 array of shape " + expected_text(sample_shape) +
-                          " (N > 0), got " + got);
+    const std::string problem = argument + ": expected a uint8 or float32 array of shape " +
+                                expected_text(sample_shape) + " (N > 0), got " + got;
+    if (!a) raise_argument_type_error(problem);
+    raise_argument_error(problem);
   }
   // Contiguous as it is: no copy; otherwise one C-ordered copy.
   if (bytes)
     array_ = py::array_t<uint8_t, py::array::c_style>::ensure(a);
   else
     array_ = py::array_t<float, py::array::c_style>::ensure(a);
-  if (!array_) throw py::value_error(argument + ": could not read the array");
+  if (!array_) raise_argument_error(argument + ": could not read the array");
   bytes_ = bytes;
   data_ = array_.data();
   count_ = int64_t(array_.shape(0));
   sample_shape_ = {int64_t(array_.shape(1)), int64_t(array_.shape(2)), int64_t(array_.shape(3))};
   per_image_ = snn::numel_of(sample_shape_);
+  // As the dataset readers refuse them: a NaN or infinite pixel would give silently wrong predictions.
+  if (!bytes_) snn::check_finite_pixels(static_cast<const float*>(data_), count_ * per_image_, per_image_, argument);
+}
+
+void ImageArray::warn_about_range(const snn::Preprocessing& model) const {
+  if (!bytes_) warn_about_pixel_range(static_cast<const float*>(data_), count_ * per_image_, model, argument_);
 }
 
 snn::Tensor ImageArray::batch(int64_t begin, int64_t count) const {
@@ -65,16 +76,18 @@ std::vector<int32_t> labels_from(const py::handle& labels, int64_t expected, con
   py::array a = py::array::ensure(labels);
   if (!a || a.ndim() != 1 || (a.dtype().kind() != 'i' && a.dtype().kind() != 'u') || a.shape(0) != expected) {
     const std::string got = a ? std::string(py::str(a.dtype())) + " array of shape " + shape_text(a) : "something else";
-    throw py::value_error(argument + ": expected an integer array of shape [" + std::to_string(expected) +
-                          "] (one label per image), got " + got);
+    const std::string problem = argument + ": expected an integer array of shape [" + std::to_string(expected) +
+                                "] (one label per image), got " + got;
+    if (!a) raise_argument_type_error(problem);
+    raise_argument_error(problem);
   }
   const auto values = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
   std::vector<int32_t> out(static_cast<size_t>(expected));
   for (int64_t i = 0; i < expected; ++i) {
     const int64_t v = values.data()[i];
     if (v < 0 || v >= snn::kMaxClasses)
-      throw py::value_error(argument + ": label " + std::to_string(v) + " of image " + std::to_string(i) +
-                            " is outside [0, " + std::to_string(snn::kMaxClasses) + ")");
+      raise_argument_error(argument + ": label " + std::to_string(v) + " of image " + std::to_string(i) +
+                           " is outside [0, " + std::to_string(snn::kMaxClasses) + ")");
     out[size_t(i)] = int32_t(v);
   }
   return out;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "snn/network.hpp"
 #include "snn/tensor.hpp"
 
 namespace snnc_py {
@@ -15,7 +16,8 @@ namespace py = pybind11;
 // network's input shape (uint8 pixels are scaled to [0, 1] as the dataset readers scale them; float32
 // values are used as they are, before the network's normalisation). The array is read in place, batch by
 // batch: nothing is copied whole unless it is not C-contiguous. Anything else is a ValueError that names
-// the argument and the expected shape.
+// the argument and the expected shape (snnc.ArgumentError), and a NaN or infinite pixel is refused as the
+// dataset readers refuse it (snnc.Error).
 class ImageArray {
  public:
   // sample_shape empty: any [C, H, W].
@@ -24,6 +26,8 @@ class ImageArray {
   const snn::Shape& sample_shape() const { return sample_shape_; }
   // Images [begin, begin + count) as a float tensor. Needs no GIL (the array is kept alive by this object).
   snn::Tensor batch(int64_t begin, int64_t count) const;
+  // A UserWarning when float pixels are far outside the range the model's normalisation is made for.
+  void warn_about_range(const snn::Preprocessing& model) const;
 
  private:
   py::array array_;
@@ -31,6 +35,7 @@ class ImageArray {
   bool bytes_ = false;
   int64_t count_ = 0, per_image_ = 0;
   snn::Shape sample_shape_;
+  std::string argument_;
 };
 
 // Integer class labels [N] (any integer dtype), each in [0, 2^20).

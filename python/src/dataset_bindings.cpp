@@ -1,8 +1,10 @@
 // snnc.Dataset and snnc.load_dataset: labelled images held by snnc (float32 [N, C, H, W] + int32 labels).
 #include <pybind11/stl.h>
 
+#include "arguments.hpp"
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "snn/image_checks.hpp"
 
 namespace snnc_py {
 
@@ -19,27 +21,38 @@ std::shared_ptr<snn::Dataset> from_arrays(const py::handle& images, const py::ha
   return d;
 }
 
-std::shared_ptr<snn::Dataset> load(const std::string& spec, int64_t limit) {
-  if (limit < 0) throw py::value_error("limit must be >= 0 (0: all images), got " + std::to_string(limit));
+std::shared_ptr<snn::Dataset> load_spec(const std::string& spec, int64_t limit) {
   py::gil_scoped_release no_gil;
   return std::make_shared<snn::Dataset>(snn::load_dataset(spec, limit));
+}
+
+std::shared_ptr<snn::Dataset> load(const py::handle& spec, const py::handle& limit) {
+  const std::string path = path_argument(spec, "spec");
+  return load_spec(path, whole_argument(limit, snn::limits::kImageLimit, "limit"));
+}
+
+bool is_spec(const py::handle& data) {
+  return py::isinstance<py::str>(data) || py::isinstance<py::bytes>(data) || py::hasattr(data, "__fspath__");
 }
 
 }  // namespace
 
 std::shared_ptr<const snn::Dataset> dataset_argument(const py::handle& data, int64_t limit, const std::string& argument) {
-  if (py::isinstance<py::str>(data)) return load(data.cast<std::string>(), limit);
+  snn::check_range(limit, snn::limits::kImageLimit, "limit");
+  if (is_spec(data)) return load_spec(path_argument(data, argument), limit);
   std::shared_ptr<snn::Dataset> d;
   if (py::isinstance<snn::Dataset>(data)) {
     d = data.cast<std::shared_ptr<snn::Dataset>>();
+    // Its images are a writable view: checked at every use, as a file is checked at every reading.
+    snn::check_finite_pixels(d->images.data(), d->images.numel(), snn::numel_of(d->sample_shape()),
+                             argument + " (snnc.Dataset from " + (d->source.empty() ? "?" : d->source) + ")");
   } else if (py::isinstance<py::tuple>(data) && py::len(data) == 2) {
     const py::tuple pair = data.cast<py::tuple>();
     d = from_arrays(pair[0], pair[1], argument);
   } else {
-    throw py::type_error(argument + ": expected a dataset spec (e.g. 'fashion-mnist:test' or a file), an "
-                         "snnc.Dataset, or a pair (images, labels) of NumPy arrays");
+    raise_argument_type_error(argument + ": expected a dataset spec (e.g. 'fashion-mnist:test' or a file), an "
+                              "snnc.Dataset, or a pair (images, labels) of NumPy arrays");
   }
-  if (limit < 0) throw py::value_error("limit must be >= 0 (0: all images), got " + std::to_string(limit));
   if (limit == 0 || limit >= d->size()) return d;
   auto part = std::make_shared<snn::Dataset>();
   part->images = d->batch_images(0, limit);

@@ -6,14 +6,18 @@
 #include <cmath>
 #include <filesystem>
 
+#include "arguments.hpp"
 #include "arrays.hpp"
 #include "bindings.hpp"
 #include "python_progress.hpp"
 #include "results.hpp"
 #include "snn/error.hpp"
+#include "snn/limits.hpp"
+#include "snn/memory.hpp"
 #include "snn/model_file.hpp"
 #include "snn/nir_export.hpp"
 #include "snn/nir_import.hpp"
+#include "snn/output_file.hpp"
 #include "snn/sweep.hpp"
 #ifdef SNN_HAVE_CONVERSION
 #include "snn/conversion/calibration.hpp"
@@ -23,16 +27,39 @@ namespace snnc_py {
 
 namespace {
 
-void refuse_existing(const std::string& path, bool overwrite, const char* what) {
-  if (!overwrite && std::filesystem::exists(path)) {
+// An output path as the CLI checks its -o (a directory, a read-only file, a missing directory: said so),
+// then never an existing file unless overwrite=True.
+std::string output_argument(const py::handle& path, const py::handle& overwrite, const char* what) {
+  const std::string out = path_argument(path, "path");
+  const bool replace = bool_argument(overwrite, "overwrite");
+  snn::check_output_path(out, {}, std::string(what) + " path");
+  if (!replace && std::filesystem::exists(out)) {
     PyErr_SetString(PyExc_FileExistsError,
-                    (std::string(what) + ": " + path + " exists (pass overwrite=True to replace it)").c_str());
+                    (std::string(what) + ": " + out + " exists (pass overwrite=True to replace it)").c_str());
     throw py::error_already_set();
   }
+  return out;
 }
 
-void require_positive(int64_t v, const char* name) {
-  if (v <= 0) throw py::value_error(std::string(name) + " must be positive, got " + std::to_string(v));
+// The options every long call takes, checked as the CLI checks --device, --threads and --batch-size.
+struct RunArguments {
+  std::string device;
+  int threads = 0;
+  int64_t batch_size = 0;
+};
+RunArguments run_arguments(const py::handle& device, const py::handle& threads, const py::handle& batch_size) {
+  RunArguments a;
+  a.device = choice_argument(device, {"cpu", "cuda", "auto"}, "device");
+  a.threads = int(whole_argument(threads, snn::limits::threads(), "threads"));
+  a.batch_size = whole_argument(batch_size, snn::limits::kBatchSize, "batch_size");
+  return a;
+}
+
+// Refuses up front a simulation whose memory exceeds what is available (as the CLI does).
+void check_simulation_memory(const snn::Network& net, int64_t batch, int64_t T) {
+  snn::require_memory(snn::simulation_memory_bytes(net, batch, T),
+                      "simulating " + std::to_string(T) + " steps on batches of " + std::to_string(batch) + " images",
+                      "lower T or batch_size");
 }
 
 py::dict to_dict(const std::map<std::string, std::string>& m) {
@@ -41,36 +68,41 @@ py::dict to_dict(const std::map<std::string, std::string>& m) {
   return d;
 }
 
-snn::SweepResult sweep(const snn::Network& net, const py::handle& data, int64_t T, const std::string& device,
-                       int threads, int64_t batch_size, const std::string& encoding, uint64_t seed, int64_t limit,
-                       bool ann, const py::object& progress) {
-  require_positive(T, "T");
-  require_positive(batch_size, "batch_size");
-  const auto dataset = dataset_argument(data, limit, "data");
-  const PythonProgress bar = PythonProgress::from_argument(progress, "sweep");
+snn::SweepResult sweep(const snn::Network& net, const py::handle& data, const py::handle& T_arg,
+                       const py::handle& device, const py::handle& threads, const py::handle& batch_size,
+                       const py::handle& encoding, const py::handle& seed, const py::handle& limit,
+                       const py::handle& ann, const py::object& progress) {
   snn::SweepOptions o;
-  o.sim.timesteps = T;
-  o.sim.encoding = snn::parse_encoding(encoding);
-  o.sim.seed = seed;
-  o.batch_size = batch_size;
-  o.with_ann = ann;
+  o.sim.timesteps = whole_argument(T_arg, snn::limits::kTimesteps, "T");
+  const RunArguments run = run_arguments(device, threads, batch_size);
+  o.sim.encoding = snn::parse_encoding(choice_argument(encoding, {"direct", "poisson"}, "encoding"));
+  o.sim.seed = seed_argument(seed, "seed");
+  o.batch_size = run.batch_size;
+  o.with_ann = bool_argument(ann, "ann");
+  const int64_t first = whole_argument(limit, snn::limits::kImageLimit, "limit");
+  const auto dataset = dataset_argument(data, first, "data");
+  warn_about_pixel_range(dataset->images.data(), dataset->images.numel(), net.preprocessing(), "data");
+  check_simulation_memory(net, std::min(o.batch_size, dataset->size()), o.sim.timesteps);
+  const PythonProgress bar = PythonProgress::from_argument(progress, "sweep");
   o.progress = bar.fn("sweep");
   py::gil_scoped_release no_gil;
-  auto backend = open_backend(device, threads);
+  auto backend = open_backend(run.device, run.threads);
   snn::SweepResult r = snn::run_sweep(*backend, net, *dataset, o);
   r.method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
   return r;
 }
 
-py::array_t<float> ann(const snn::Network& net, const py::handle& images, const std::string& device, int threads,
-                       int64_t batch_size) {
-  require_positive(batch_size, "batch_size");
+py::array_t<float> ann(const snn::Network& net, const py::handle& images, const py::handle& device,
+                       const py::handle& threads, const py::handle& batch_size_arg) {
+  const RunArguments run = run_arguments(device, threads, batch_size_arg);
+  const int64_t batch_size = run.batch_size;
   const ImageArray in(images, net.input_shape(), "images");
+  in.warn_about_range(net.preprocessing());
   const PythonProgress interrupt{py::none()};  // Ctrl-C between batches
   snn::Tensor scores;
   {
     py::gil_scoped_release no_gil;
-    auto backend = open_backend(device, threads);
+    auto backend = open_backend(run.device, run.threads);
     auto program = backend->prepare(net);
     for (int64_t b0 = 0; b0 < in.size(); b0 += batch_size) {
       const int64_t n = std::min(batch_size, in.size() - b0);
@@ -83,12 +115,20 @@ py::array_t<float> ann(const snn::Network& net, const py::handle& images, const 
   return to_numpy(std::move(scores));
 }
 
-Simulation simulate(const snn::Network& net, const py::handle& images, int64_t T, const std::string& encoding,
-                    uint64_t seed, const std::string& device, int threads, int64_t batch_size,
-                    const py::object& progress) {
-  require_positive(T, "T");
-  require_positive(batch_size, "batch_size");
+Simulation simulate(const snn::Network& net, const py::handle& images, const py::handle& T_arg,
+                    const py::handle& encoding_arg, const py::handle& seed_arg, const py::handle& device,
+                    const py::handle& threads, const py::handle& batch_size_arg, const py::object& progress) {
+  const int64_t T = whole_argument(T_arg, snn::limits::kTimesteps, "T");
+  const RunArguments run = run_arguments(device, threads, batch_size_arg);
+  const int64_t batch_size = run.batch_size;
+  const std::string encoding = choice_argument(encoding_arg, {"direct", "poisson"}, "encoding");
+  const uint64_t seed = seed_argument(seed_arg, "seed");
   const ImageArray in(images, net.input_shape(), "images");
+  in.warn_about_range(net.preprocessing());
+  check_simulation_memory(net, std::min(batch_size, in.size()), T);
+  snn::require_memory(4.0 * double(T) * double(in.size()),
+                      "the predictions of " + std::to_string(in.size()) + " images at " + std::to_string(T) + " steps",
+                      "lower T or simulate fewer images at a time");
   const PythonProgress bar = PythonProgress::from_argument(progress, "simulate");
   Simulation r;
   r.timesteps = T;
@@ -96,7 +136,7 @@ Simulation simulate(const snn::Network& net, const py::handle& images, int64_t T
   r.predictions.resize(size_t(T * in.size()));
   {
     py::gil_scoped_release no_gil;
-    auto backend = open_backend(device, threads);
+    auto backend = open_backend(run.device, run.threads);
     auto program = backend->prepare(net);
     snn::SimulationOptions o;
     o.timesteps = T;
@@ -132,28 +172,42 @@ Simulation simulate(const snn::Network& net, const py::handle& images, int64_t T
 }
 
 #ifdef SNN_HAVE_CONVERSION
-py::dict calibrate(snn::Network& net, const std::string& method, const py::handle& data, int64_t T, double alpha,
-                   int64_t batches, int64_t batch_size, int64_t iters, uint64_t seed, const std::string& variant,
-                   const std::string& device, int threads, const py::object& progress) {
+py::dict calibrate(snn::Network& net, const py::handle& method_arg, const py::handle& data, const py::handle& T,
+                   const py::handle& alpha, const py::handle& batches, const py::handle& batch_size,
+                   const py::handle& iters, const py::handle& seed, const py::handle& variant,
+                   const py::handle& device, const py::handle& threads, const py::object& progress) {
   namespace conv = snn::conversion;
+  const std::string method = text_argument(method_arg, "method");
   auto calibrator = conv::make_calibrator(method);
-  conv::CalibrationOptions o;
-  o.timesteps = T;
-  o.alpha = alpha;
-  o.batches = batches;
-  o.batch_size = batch_size;
-  o.iters = iters;
-  o.seed = seed;
-  o.variant = variant;
+  conv::CalibrationOptions o;  // its defaults stand for the arguments left at None
+  std::map<std::string, std::string> given;  // as the CLI: an argument the method does not use is an error
+  const auto set = [&](const py::handle& h, const char* option, const char* name) {
+    if (!h.is_none()) given[option] = name;
+    return !h.is_none();
+  };
+  o.timesteps = whole_argument(T, snn::limits::kTimesteps, "T");
+  if (set(alpha, "--alpha", "alpha")) o.alpha = real_argument(alpha, snn::limits::kAlpha, "alpha");
+  if (set(batches, "--batches", "batches")) o.batches = whole_argument(batches, snn::limits::kCalibrationBatches, "batches");
+  const RunArguments run = run_arguments(device, threads, batch_size);
+  o.batch_size = run.batch_size;
+  if (set(iters, "--iters", "iters")) o.iters = whole_argument(iters, snn::limits::kCalibrationIters, "iters");
+  if (set(seed, "--seed", "seed")) o.seed = seed_argument(seed, "seed");
+  if (set(variant, "--variant", "variant")) o.variant = choice_argument(variant, {"fixed", "paper", "exact"}, "variant");
+  set(data, "--data", "data");
+  conv::require_options_used({method}, given);
   conv::check_calibration_options(o, nullptr);
+  calibrator->check_applicable(net, o);
   std::shared_ptr<const snn::Dataset> dataset;
-  if (calibrator->needs_data()) dataset = dataset_argument(data, 0, "data");
+  if (calibrator->needs_data()) {
+    dataset = dataset_argument(data.is_none() ? py::str("fashion-mnist:train") : data, 0, "data");
+    warn_about_pixel_range(dataset->images.data(), dataset->images.numel(), net.preprocessing(), "data");
+  }
   const PythonProgress bar = PythonProgress::from_argument(progress, "calibrate " + method);
   o.progress = [&bar](const std::string& stage, int64_t done, int64_t total) { bar(stage, done, total); };
   conv::CalibrationReport report;
   {
     py::gil_scoped_release no_gil;
-    auto backend = open_backend(device, threads);
+    auto backend = open_backend(run.device, run.threads);
     // On a copy: an interrupted or failed calibration leaves the network as it was.
     snn::Network calibrated = net;
     report = calibrator->calibrate(calibrated, *backend, dataset ? *dataset : snn::Dataset(), o);
@@ -200,9 +254,12 @@ biases, the input normalisation, and provenance metadata.
     result.accuracy                           # NumPy [T], percent
     net.save('model.ftbc.snn.h5')
 
-Devices: 'cpu', 'cuda' (when built with CUDA and a GPU is present) or 'auto'. threads <= 0: all cores.)doc")
-      .def("save", [](const Network& net, const std::string& path, bool overwrite) {
-             refuse_existing(path, overwrite, "save");
+Devices: 'cpu', 'cuda' (when built with CUDA and a GPU is present) or 'auto'. threads: 0 (all cores) up
+to 8 per core. Arguments are checked before any work starts, with the CLI's limits and words: a wrong
+type raises snnc.ArgumentTypeError (a TypeError), a value out of range snnc.ArgumentError (a
+ValueError); both are snnc.Error.)doc")
+      .def("save", [](const Network& net, const py::handle& path_arg, const py::handle& overwrite) {
+             const std::string path = output_argument(path_arg, overwrite, "save");
              py::gil_scoped_release no_gil;
              snn::save_network(net, path);
            },
@@ -263,10 +320,11 @@ dataset: uint8 scaled to [0, 1], normalisation applied here). Returns float32 cl
 Simulates the SNN on images (uint8 or float32 NumPy [N, C, H, W], read in place) for T steps: an
 snnc.Simulation with the prediction after every step ([T, N]), the summed readout ([N, K]) and spike /
 operation counts per layer and step. Poisson spikes are seeded per batch as a sweep seeds them.)doc")
-      .def("export_nir", [](const Network& net, const std::string& path, bool mean_bias, bool overwrite) {
-             refuse_existing(path, overwrite, "export_nir");
+      .def("export_nir", [](const Network& net, const py::handle& path_arg, const py::handle& mean_bias,
+                            const py::handle& overwrite) {
+             const std::string path = output_argument(path_arg, overwrite, "export_nir");
              snn::NirExportOptions o;
-             o.mean_bias = mean_bias;
+             o.mean_bias = bool_argument(mean_bias, "mean_bias");
              snn::NirExportReport r;
              {
                py::gil_scoped_release no_gil;
@@ -290,34 +348,39 @@ their mean over steps (recorded in the file).)doc")
       });
 #ifdef SNN_HAVE_CONVERSION
   m.attr("Network").cast<py::class_<Network>>()
-      .def("calibrate", &calibrate, py::arg("method") = "ftbc-auto", py::arg("data") = "fashion-mnist:train",
-           py::arg("T") = 32, py::kw_only(), py::arg("alpha") = 0.5, py::arg("batches") = 3,
-           py::arg("batch_size") = 128, py::arg("iters") = 1, py::arg("seed") = 0, py::arg("variant") = "fixed",
+      .def("calibrate", &calibrate, py::arg("method") = "ftbc-auto", py::arg("data") = py::none(),
+           py::arg("T") = 32, py::kw_only(), py::arg("alpha") = py::none(), py::arg("batches") = py::none(),
+           py::arg("batch_size") = 128, py::arg("iters") = py::none(), py::arg("seed") = py::none(),
+           py::arg("variant") = py::none(),
            py::arg("device") = "auto", py::arg("threads") = 0, py::arg("progress") = py::none(), R"doc(
 Calibrates the network in place for T steps (every t <= T is served) with `method`: 'ftbc-auto' (the
 default: thresholds and Forward Temporal Bias Correction chosen on held-out calibration images, no
 tuning), 'ftbc', 'ftbc-paper', 'ftbc-exact', 'light' or 'rts' (snnc.calibration_methods()). data: the
-calibration images (training data, never the evaluation set). Returns a report dict. An interrupted
-or failed calibration leaves the network unchanged.)doc")
+calibration images (training data, never the evaluation set; default 'fashion-mnist:train'). alpha
+(0.5), batches (3), iters (1), seed (0), variant ('fixed'): left at None, the default in brackets; given
+to a method that does not use it (e.g. alpha for 'levels'), an error, as on the CLI. Returns a report
+dict. An interrupted or failed calibration leaves the network unchanged.)doc")
       .def("clear_calibration", [](Network& n) { snn::conversion::clear_calibration(n); },
            "Removes every calibration bias (the uncalibrated network).");
   m.def("calibration_methods", &snn::conversion::calibrator_names, "The registered calibration methods.");
 #endif
 
-  m.def("load", [](const std::string& path) {
+  m.def("load", [](const py::handle& path_arg) {
+          const std::string path = path_argument(path_arg, "path");
           py::gil_scoped_release no_gil;
           return snn::load_network(path);
         },
         py::arg("path"), "Reads a network file (.snn.h5). Errors (snnc.Error) name the file and the layer.");
-  m.def("import_nir", [](const std::string& path, double dt, std::vector<int64_t> input_shape, py::object if_dt_arg) {
-          if (!(dt > 0.0) || !std::isfinite(dt)) throw py::value_error("import_nir: dt must be a positive number");
-          const double if_dt = if_dt_arg.is_none() ? 0.0 : if_dt_arg.cast<double>();
-          if (!if_dt_arg.is_none() && (!(if_dt > 0.0) || !std::isfinite(if_dt)))
-            throw py::value_error("import_nir: if_dt must be a positive number or None");
+  m.def("import_nir", [](const py::handle& path_arg, const py::handle& dt_arg, const py::handle& shape_arg,
+                         const py::handle& if_dt_arg) {
+          const std::string path = path_argument(path_arg, "path");
+          constexpr snn::RealRange positive{0.0, 1e300, true};
+          const double dt = real_argument(dt_arg, positive, "import_nir: dt");
+          const double if_dt = if_dt_arg.is_none() ? 0.0 : real_argument(if_dt_arg, positive, "import_nir: if_dt");
+          const std::vector<int64_t> input_shape =
+              whole_list_argument(shape_arg, snn::limits::kInputExtent, "import_nir: input_shape");
           if (!input_shape.empty() && input_shape.size() != 3)
-            throw py::value_error("import_nir: input_shape must be (C, H, W)");
-          for (int64_t d : input_shape)
-            if (d <= 0) throw py::value_error("import_nir: input_shape values must be positive");
+            raise_argument_error("import_nir: input_shape must be (C, H, W)");
           snn::NirImportOptions o;
           o.dt = dt;
           o.if_dt = if_dt;
@@ -325,7 +388,7 @@ or failed calibration leaves the network unchanged.)doc")
           py::gil_scoped_release no_gil;
           return snn::import_nir(path, o);
         },
-        py::arg("path"), py::kw_only(), py::arg("dt") = 1.0, py::arg("input_shape") = std::vector<int64_t>{},
+        py::arg("path"), py::kw_only(), py::arg("dt") = 1.0, py::arg("input_shape") = py::tuple(),
         py::arg("if_dt") = py::none(),
         "Reads a NIR graph (nir.write's HDF5, from snnTorch, Norse, Sinabs, SpikingJelly or snnc export) as a "
         "Network, as `snnc import` does. dt: the step NIR's IF (dv/dt = r·I) and LIF dynamics are read with (NIR "

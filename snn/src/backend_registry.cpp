@@ -7,6 +7,7 @@
 #include "snn/backend_registry.hpp"
 #include "snn/cpu_backend.hpp"
 #include "snn/error.hpp"
+#include "snn/limits.hpp"
 
 namespace snn {
 
@@ -39,6 +40,7 @@ BatchSimulation Backend::simulate(const Network& net, const Tensor& images, cons
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, bool quiet, int gpu) {
+  check_range(int64_t(threads), limits::threads(), "threads");
   if (device == "cpu") return std::make_unique<CpuBackend>(threads);
   if (device != "cuda" && device != "auto")
     throw Error("unknown device '" + device + "' (expected cpu, cuda or auto)");

@@ -15,6 +15,7 @@
 #include "snn/cpu/neuron_kernel.hpp"
 #include "snn/cpu/plane_stage.hpp"
 #include "snn/error.hpp"
+#include "snn/limits.hpp"
 #include "snn/philox.hpp"
 #include "snn/simulation_plan.hpp"
 
@@ -227,6 +228,7 @@ Tensor run_ann(CpuProgram& prog, const Tensor& images, const std::vector<char>* 
 }  // namespace
 
 CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_num_procs()), events_(EventPolicy::Auto) {
+  check_range(int64_t(threads), limits::threads(), "threads");  // far too many crash inside libgomp
   if (const char* env = std::getenv("SNNC_CPU_EVENTS")) events_ = parse_event_policy(env, "SNNC_CPU_EVENTS");
   if (const char* env = std::getenv("SNNC_CPU_CHANNELS_LAST")) {
     const std::string v = env;

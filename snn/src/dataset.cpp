@@ -19,7 +19,11 @@
 
 #include "snn/checked_math.hpp"
 #include "snn/error.hpp"
+#include "snn/hdf5_untrusted.hpp"
 #include "snn/hdf5_util.hpp"
+#include "snn/image_checks.hpp"
+#include "snn/isolated_codecs.hpp"
+#include "snn/isolated_read.hpp"
 #include "snn/memory.hpp"
 
 namespace fs = std::filesystem;
@@ -110,26 +114,6 @@ void check_label(int64_t label, const std::string& path, int64_t index) {
                                                  std::to_string(kMaxClasses - 1) + ")");
 }
 
-void check_finite_pixels(const std::vector<float>& v, int64_t per_image, const std::string& path) {
-  for (size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i]))
-      throw Error(path + ": image " + std::to_string(int64_t(i) / std::max<int64_t>(1, per_image)) + " has " +
-                  (std::isnan(v[i]) ? "a NaN" : "an infinite") + " pixel (element " +
-                  std::to_string(int64_t(i) % std::max<int64_t>(1, per_image)) + ")");
-}
-
-// A dataset's declared size must be backed by stored bytes: compression (deflate at most ~1000:1) may
-// shrink it, but a file of a few kilobytes that declares gigabytes is damaged or hostile, and must be
-// refused before anything is allocated for it.
-void require_stored(const H5::DataSet& ds, double raw_bytes, const std::string& path, const std::string& name) {
-  // A contiguous dataset reports its declared size as stored: the file's own size bounds it too.
-  std::error_code ec;
-  const double file_bytes = double(fs::file_size(path, ec));
-  const double stored = std::min(double(ds.getStorageSize()), ec ? 0.0 : file_bytes);
-  require(raw_bytes <= 1100.0 * stored + double(1 << 20),
-          path + ": dataset '" + name + "' declares " + format_bytes(raw_bytes) + " of values but the file stores only " +
-              format_bytes(stored) + " (truncated, damaged or never written)");
-}
 
 int32_t num_classes_of(const std::vector<int32_t>& labels) {
   int32_t m = -1;
@@ -349,40 +333,47 @@ Dataset load_cifar_binary(const std::vector<std::string>& files, bool cifar100, 
 // HDF5
 // ---------------------------------------------------------------------------------------------------
 
-Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
-  require_file(path);
+namespace {
+// All of the labels (small), so that num_classes describes the whole file.
+std::vector<int32_t> read_hdf5_labels(const H5::H5File& file, const std::string& path) {
+  H5::DataSet lset = file.openDataSet("labels");
+  require(lset.getTypeClass() == H5T_INTEGER,
+          path + ": dataset 'labels' must hold integers");
+  H5::DataSpace lspace = lset.getSpace();
+  const int lrank = lspace.getSimpleExtentNdims();
+  std::vector<hsize_t> ldims(static_cast<size_t>(std::max(lrank, 0)));
+  if (lrank > 0) lspace.getSimpleExtentDims(ldims.data());
+  require(lrank == 1 || (lrank == 2 && ldims[1] == 1),
+          path + ": dataset 'labels' must be one-dimensional (N), found rank " + std::to_string(lrank));
+  const auto nl = static_cast<int64_t>(ldims[0]);
+  require(lset.getIntType().getSize() <= 8, path + ": dataset 'labels' has integers wider than 64 bits");
+  h5::require_own_storage(lset, nl, path + ": dataset 'labels'");
+  require_memory(double(nl) * 12.0, path + ": dataset 'labels' (" + std::to_string(nl) + " entries)", "");
+  // Read as int64 so that no value is clamped on the way (2^40 must be an error, not 2^31 - 1).
+  std::vector<int64_t> wide(static_cast<size_t>(nl));
+  if (nl > 0) lset.read(wide.data(), H5::PredType::NATIVE_INT64);
+  std::vector<int32_t> labels(static_cast<size_t>(nl));
+  for (int64_t i = 0; i < nl; ++i) {
+    check_label(wide[size_t(i)], path + " (dataset 'labels')", i);
+    labels[size_t(i)] = int32_t(wide[size_t(i)]);
+  }
+  return labels;
+}
+
+Dataset read_hdf5_dataset(const std::string& path, int64_t limit) {
   H5::Exception::dontPrint();
   std::string current = "";  // the dataset being read, for error messages
   try {
     require(H5::H5File::isHdf5(path), path + ": not an HDF5 file");
-    H5::H5File file(path, H5F_ACC_RDONLY);
+    H5::H5File file = h5::open_untrusted(path);
     for (const char* name : {"images", "labels"})
       require(file.nameExists(name), path + ": missing dataset '" + std::string(name) +
                                          "' (expected 'images' N x C x H x W and 'labels' N integers)");
 
     // Labels: all of them (small), so num_classes describes the whole file.
     current = "labels";
-    H5::DataSet lset = file.openDataSet("labels");
-    require(lset.getTypeClass() == H5T_INTEGER,
-            path + ": dataset 'labels' must hold integers");
-    H5::DataSpace lspace = lset.getSpace();
-    const int lrank = lspace.getSimpleExtentNdims();
-    std::vector<hsize_t> ldims(static_cast<size_t>(std::max(lrank, 0)));
-    if (lrank > 0) lspace.getSimpleExtentDims(ldims.data());
-    require(lrank == 1 || (lrank == 2 && ldims[1] == 1),
-            path + ": dataset 'labels' must be one-dimensional (N), found rank " + std::to_string(lrank));
-    const auto nl = static_cast<int64_t>(ldims[0]);
-    require(lset.getIntType().getSize() <= 8, path + ": dataset 'labels' has integers wider than 64 bits");
-    require_stored(lset, double(nl) * 8.0, path, "labels");  // what reading them as int64 allocates
-    require_memory(double(nl) * 12.0, path + ": dataset 'labels' (" + std::to_string(nl) + " entries)", "");
-    // Read as int64 so that no value is clamped on the way (2^40 must be an error, not 2^31 - 1).
-    std::vector<int64_t> wide(static_cast<size_t>(nl));
-    if (nl > 0) lset.read(wide.data(), H5::PredType::NATIVE_INT64);
-    std::vector<int32_t> labels(static_cast<size_t>(nl));
-    for (int64_t i = 0; i < nl; ++i) {
-      check_label(wide[size_t(i)], path + " (dataset 'labels')", i);
-      labels[size_t(i)] = int32_t(wide[size_t(i)]);
-    }
+    std::vector<int32_t> labels = read_hdf5_labels(file, path);
+    const auto nl = static_cast<int64_t>(labels.size());
 
     // Images.
     current = "images";
@@ -410,7 +401,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
 
     const int64_t keep = (limit > 0) ? std::min(limit, n) : n;
     require_image_memory(path, keep, c, h, w);
-    require_stored(iset, double(keep) * double(c * h * w) * double(iset.getDataType().getSize()), path, "images");
+    h5::require_own_storage(iset, keep * c * h * w, path + ": dataset 'images'");
     const int64_t count = keep * c * h * w;
     H5::DataSpace mem(1, std::vector<hsize_t>{static_cast<hsize_t>(count)}.data());
     if (keep < n) {
@@ -427,7 +418,7 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     } else {
       std::vector<float> v(static_cast<size_t>(count));
       if (count > 0) iset.read(v.data(), H5::PredType::NATIVE_FLOAT, mem, ispace);
-      check_finite_pixels(v, c * h * w, path + " (dataset 'images')");
+      check_finite_pixels(v.data(), int64_t(v.size()), c * h * w, path + " (dataset 'images')");
       ds.images = Tensor({keep, c, h, w}, std::move(v));
     }
     ds.num_classes = num_classes_of(labels);
@@ -443,6 +434,13 @@ Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
     msg += ": " + (cause.empty() ? detail : cause);
     throw Error(msg);
   }
+}
+}  // namespace
+
+Dataset load_hdf5_dataset(const std::string& path, int64_t limit) {
+  require_file(path);
+  // Parsed in a child process: a crash inside libhdf5 cannot take snnc with it (isolated_read.hpp).
+  return decode_dataset(read_isolated(path, [&] { return encode_dataset(read_hdf5_dataset(path, limit)); }));
 }
 
 // ---------------------------------------------------------------------------------------------------

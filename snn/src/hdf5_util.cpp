@@ -1,6 +1,7 @@
 #include "snn/hdf5_util.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "snn/error.hpp"
+#include "snn/hdf5_untrusted.hpp"
 #include "snn/output_file.hpp"
 
 namespace snn::h5 {
@@ -145,7 +147,7 @@ void write_matrix(H5::Group& g, const std::string& name, const std::vector<std::
 
 namespace {
 // The shape a floating-point dataset declares, checked against the bytes actually stored before anything
-// is allocated for it (a damaged file may declare any shape).
+// is allocated for it (a damaged file may declare any shape; hdf5_untrusted.hpp).
 Shape checked_float_shape(const H5::DataSet& ds, const std::string& name) {
   if (ds.getTypeClass() != H5T_FLOAT) throw Error("dataset '" + name + "' is not floating point");
   H5::DataSpace space = ds.getSpace();
@@ -153,12 +155,7 @@ Shape checked_float_shape(const H5::DataSet& ds, const std::string& name) {
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   space.getSimpleExtentDims(dims.data());
   Shape shape(dims.begin(), dims.end());
-  const int64_t numel = numel_of(shape);
-  const hsize_t element = ds.getDataType().getSize(), stored = ds.getStorageSize();
-  if (numel > 0 && stored < hsize_t(numel) * element)
-    throw Error("tensor '" + name + "' of shape " + to_string(shape) + " needs " +
-                std::to_string(numel * int64_t(element)) + " bytes but the file stores " + std::to_string(stored) +
-                " (truncated or damaged file?)");
+  require_own_storage(ds, numel_of(shape), "tensor '" + name + "' of shape " + to_string(shape));
   return shape;
 }
 
@@ -213,26 +210,42 @@ std::string error_stack_text() {
   return text;
 }
 
+std::string file_image(const std::function<void(H5::H5File&)>& write) {
+  H5::FileAccPropList fapl;
+  fapl.setCore(size_t{1} << 20, false);  // in memory, no backing store
+  // The default (earliest) file format on purpose: with the 1.8+ format the superblock carries a
+  // checksum that HDF5 1.10's H5Fget_file_image leaves stale. Damage is caught by the tensors'
+  // Fletcher-32 and the model file's own CRC-32 digests instead.
+  H5::H5File file("snnc-in-memory-" + std::to_string(::getpid()) + ".h5", H5F_ACC_TRUNC,
+                  H5::FileCreatPropList::DEFAULT, fapl);
+  write(file);
+  file.flush(H5F_SCOPE_GLOBAL);
+  const ssize_t n = H5Fget_file_image(file.getId(), nullptr, 0);
+  if (n < 0) throw Error("HDF5 could not produce the file image");
+  std::string image(size_t(n), '\0');
+  if (H5Fget_file_image(file.getId(), image.data(), image.size()) != n) throw Error("HDF5 could not produce the file image");
+  return image;
+}
+
+H5::H5File open_image(const std::string& image, const std::string& name) {
+  // HDF5 copies the image: it need not outlive the file.
+  H5::FileAccPropList fapl;
+  fapl.setCore(size_t{1} << 20, false);
+  if (H5Pset_file_image(fapl.getId(), const_cast<char*>(image.data()), image.size()) < 0)
+    throw Error(name + ": HDF5 could not take the file image");
+  // The core driver refuses a name that exists on disk ("file already exists"): the image gets one that
+  // cannot.
+  static std::atomic<int64_t> count{0};
+  const std::string label = "/nonexistent/snnc-file-image-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
+  return H5::H5File(label, H5F_ACC_RDONLY, H5::FileCreatPropList::DEFAULT, fapl);
+}
+
 void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write) {
-  // The file is built in memory (HDF5's core driver, no backing store) and written out in one go by
-  // write_file_atomically: HDF5 never touches the disk, so a full disk is one clear errno, not a
-  // half-closed HDF5 file whose destructors fail at exit.
-  std::vector<unsigned char> image;
+  // The file is built in memory and written out in one go by write_file_atomically: HDF5 never touches
+  // the disk, so a full disk is one clear errno, not a half-closed HDF5 file whose destructors fail at exit.
+  std::string image;
   try {
-    H5::FileAccPropList fapl;
-    fapl.setCore(size_t{1} << 20, false);
-    // The default (earliest) file format on purpose: with the 1.8+ format the superblock carries a
-    // checksum that HDF5 1.10's H5Fget_file_image leaves stale. Damage is caught by the tensors'
-    // Fletcher-32 and the model file's own CRC-32 digests instead.
-    H5::H5File file("snnc-in-memory-" + std::to_string(::getpid()) + ".h5", H5F_ACC_TRUNC,
-                    H5::FileCreatPropList::DEFAULT, fapl);
-    write(file);
-    file.flush(H5F_SCOPE_GLOBAL);
-    const ssize_t n = H5Fget_file_image(file.getId(), nullptr, 0);
-    if (n < 0) throw Error("cannot write '" + path + "': HDF5 could not produce the file image");
-    image.resize(size_t(n));
-    if (H5Fget_file_image(file.getId(), image.data(), image.size()) != n)
-      throw Error("cannot write '" + path + "': HDF5 could not produce the file image");
+    image = file_image(write);
   } catch (const H5::Exception& e) {
     throw Error("cannot write '" + path + "': HDF5 error: " + error_stack_text());
   }

@@ -6,11 +6,16 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <sstream>
 
 #include "snn/error.hpp"
+#include "snn/hdf5_untrusted.hpp"
 #include "snn/hdf5_util.hpp"
+#include "snn/model_fields.hpp"
+#include "snn/path_checks.hpp"
+#include "snn/isolated_read.hpp"
 
 #ifndef SNNC_VERSION
 #define SNNC_VERSION "0.0.0"
@@ -136,6 +141,7 @@ std::vector<std::string> read_keys(const H5::H5Object& obj, bool required) {
 
 void write_layer(H5::Group& layers, int index, const std::vector<int>& inputs, const LayerRecord& r) {
   check_finite(r);
+  check_record_fields(r);  // never write a file load_network would refuse
   H5::Group g = layers.createGroup(node_group_name(index));
   const std::vector<int64_t> in(inputs.begin(), inputs.end());
   h5::write_attr(g, "crc32", layer_digest(r, in));
@@ -157,49 +163,54 @@ int required_format_version(const Network& net) {
   return 2;
 }
 
+namespace {
+void write_network(H5::H5File& file, const Network& net) {
+  h5::write_attr(file, "format", std::string(kFormat));
+  h5::write_attr(file, "format_version", int64_t(required_format_version(net)));
+  h5::write_attr(file, "snnc_version", std::string(snnc_version()));
+  h5::write_attr(file, "input_shape", net.input_shape());
+  h5::write_attr(file, "layer_count", int64_t(net.size()));
+  h5::write_attr(file, "crc32", header_digest(net.input_shape(), net.size(), net.preprocessing(), net.metadata()));
+  H5::Group meta = file.createGroup("metadata");
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : net.metadata())
+    if (k != kKeysAttr) h5::write_attr(meta, k, v), keys.push_back(k);
+  write_keys(meta, keys);
+  if (!net.preprocessing().identity()) {
+    H5::Group pre = file.createGroup("preprocessing");
+    const auto& p = net.preprocessing();
+    h5::write_tensor(pre, "mean", Tensor({int64_t(p.mean.size())}, p.mean));
+    h5::write_tensor(pre, "std", Tensor({int64_t(p.std.size())}, p.std));
+  }
+  H5::Group layers = file.createGroup("layers");
+  for (int i = 0; i < net.size(); ++i) write_layer(layers, i, net.inputs(i), net.layer(i).to_record());
+}
+}  // namespace
+
 void save_network(const Network& net, const std::string& path) {
   net.validate();
-  h5::write_atomically(path, [&](H5::H5File& file) {
-    h5::write_attr(file, "format", std::string(kFormat));
-    h5::write_attr(file, "format_version", int64_t(required_format_version(net)));
-    h5::write_attr(file, "snnc_version", std::string(snnc_version()));
-    h5::write_attr(file, "input_shape", net.input_shape());
-    h5::write_attr(file, "layer_count", int64_t(net.size()));
-    h5::write_attr(file, "crc32", header_digest(net.input_shape(), net.size(), net.preprocessing(), net.metadata()));
-    H5::Group meta = file.createGroup("metadata");
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : net.metadata())
-      if (k != kKeysAttr) h5::write_attr(meta, k, v), keys.push_back(k);
-    write_keys(meta, keys);
-    if (!net.preprocessing().identity()) {
-      H5::Group pre = file.createGroup("preprocessing");
-      const auto& p = net.preprocessing();
-      h5::write_tensor(pre, "mean", Tensor({int64_t(p.mean.size())}, p.mean));
-      h5::write_tensor(pre, "std", Tensor({int64_t(p.std.size())}, p.std));
-    }
-    H5::Group layers = file.createGroup("layers");
-    for (int i = 0; i < net.size(); ++i) write_layer(layers, i, net.inputs(i), net.layer(i).to_record());
-  });
+  h5::write_atomically(path, [&](H5::H5File& file) { write_network(file, net); });
 }
 
-Network load_network(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error("model file not found: " + path);
-  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, expected a model file (.snn.h5)");
+namespace {
+// A whole number this build knows: 3.5 is no version (int64_t(3.5) would read it as 3).
+void check_format_version(const H5::H5File& file, const std::string& path) {
+  const double v = h5::read_double_attr(file, "format_version");
+  if (v >= kOldestModelFormatVersion && v <= kModelFormatVersion && v == std::floor(v)) return;
+  throw Error(path + ": model format version " + format_double(v) + " (field 'format_version') is not supported " +
+              "(this snnc " + snnc_version() + " reads versions " + std::to_string(kOldestModelFormatVersion) + " to " +
+              std::to_string(kModelFormatVersion) + ", whole numbers only)");
+}
+
+// Reads and validates the network in the file open() opens; errors name `path`.
+Network read_network(const std::string& path, const std::function<H5::H5File()>& open) {
   H5::Exception::dontPrint();
   std::string where = path;
   try {
-    if (!H5::H5File::isHdf5(path)) throw Error(path + ": not an HDF5 file (is it a .snn.h5 model?)");
-    H5::H5File file(path, H5F_ACC_RDONLY);
+    H5::H5File file = open();
     if (!h5::has_attr(file, "format") || h5::read_string_attr(file, "format") != kFormat)
       throw Error(path + ": not an snnc network file (missing format = \"" + kFormat + "\")");
-    const double version_attr = h5::read_double_attr(file, "format_version");
-    const int64_t version = std::isfinite(version_attr) && std::fabs(version_attr) < 1e9 ? int64_t(version_attr) : -1;
-    if (version < kOldestModelFormatVersion || version > kModelFormatVersion)
-      throw Error(path + ": model format version " + std::to_string(version_attr) + " is not supported (this snnc " +
-                  snnc_version() + " reads versions " + std::to_string(kOldestModelFormatVersion) + " to " +
-                  std::to_string(kModelFormatVersion) + ")");
+    check_format_version(file, path);
     const Shape input_shape = h5::read_int_array_attr(file, "input_shape");
     for (int64_t d : input_shape)
       require(d > 0 && d <= int64_t{1} << 31, "input_shape " + to_string(input_shape) + " is not a valid image shape");
@@ -221,6 +232,7 @@ Network load_network(const std::string& path) {
       Preprocessing p;
       p.mean = h5::read_tensor(pre, "mean").values();
       p.std = h5::read_tensor(pre, "std").values();
+      check_preprocessing_fields(p);
       net.set_preprocessing(p);
     }
     check_digest(file, header_digest(net.input_shape(), count, net.preprocessing(), net.metadata()),
@@ -245,18 +257,44 @@ Network load_network(const std::string& path) {
       for (int64_t j : in)
         require(j >= Network::kInput && j < i, "input node " + std::to_string(j) + " does not precede the layer");
       check_digest(g, layer_digest(r, in), "the layer's contents");
+      check_finite(r);
+      check_record_fields(r);  // every number in its range, before a layer is built from it
+      if (in.size() == 1) check_linear_input(r, numel_of(net.output_shape(int(in[0]))));
       net.add(layer_from_record(r), std::vector<int>(in.begin(), in.end()));
     }
     net.validate();
     return net;
   } catch (const H5::Exception& e) {
-    throw Error(where + ": cannot read (corrupted or truncated file?): " + h5::error_stack_text());
+    const std::string stack = h5::error_stack_text();
+    throw Error(where + ": cannot read (corrupted or truncated file?): " + (stack.empty() ? e.getDetailMsg() : stack));
   } catch (const Error& e) {
     const std::string msg = e.what();
     if (msg.rfind(path, 0) == 0) throw;
     if (msg.rfind("layer '", 0) == 0) throw Error(path + ": " + msg);  // names the layer already
     throw Error(where + ": " + msg);
   }
+}
+
+}  // namespace
+
+Network load_network(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check_path_length(path, "model file");  // "too long", not "not found"
+  if (!fs::exists(path, ec)) throw Error("model file not found: " + path);
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, expected a model file (.snn.h5)");
+  auto open_file = [&] {
+    if (!H5::H5File::isHdf5(path)) throw Error(path + ": not an HDF5 file (is it a .snn.h5 model?)");
+    return h5::open_untrusted(path);
+  };
+  if (!read_isolation()) return read_network(path, open_file);
+  // The child parses the untrusted file and hands back the validated network as a file image of snnc's
+  // own writing, which this process then reads (isolated_read.hpp).
+  const std::string image = read_isolated(path, [&] {
+    const Network net = read_network(path, open_file);
+    return h5::file_image([&](H5::H5File& file) { write_network(file, net); });
+  });
+  return read_network(path, [&] { return h5::open_image(image, path); });
 }
 
 }  // namespace snn

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "snn/error.hpp"
+#include "snn/path_checks.hpp"
 
 namespace fs = std::filesystem;
 
@@ -114,8 +115,9 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
 }  // namespace
 
 void check_output_path(const std::string& output, const std::vector<std::string>& inputs, const std::string& option) {
-  const std::string what = option + " '" + output + "'";
   require(!output.empty(), option + ": the output path is empty");
+  check_path_length(output, option);  // "too long" up front, not after the work at write time
+  const std::string what = option + " '" + output + "'";
   struct stat st {}, lst {};
   const bool exists = ::stat(output.c_str(), &st) == 0;  // follows links: a link to an input is the input
   const bool is_link = ::lstat(output.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode);
@@ -147,6 +149,11 @@ void check_output_path(const std::string& output, const std::vector<std::string>
 }
 
 void write_file_atomically(const std::string& path, const void* data, size_t size) {
+  check_path_length(path, "output file");
+  // rename() over a directory fails with EISDIR, or EBUSY for '.': say what is wrong instead.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error("cannot write '" + path + "': it is a directory; give a file name for the output");
   std::lock_guard<std::mutex> lock(g_write_mutex);
   SignalCleanup cleanup;
   const std::string dir = directory_of(path);

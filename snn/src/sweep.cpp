@@ -4,6 +4,7 @@
 
 #include "snn/data_parallel.hpp"
 #include "snn/error.hpp"
+#include "snn/limits.hpp"
 #include "snn/hdf5_util.hpp"
 #include "snn/simulation_plan.hpp"
 #include "snn/model_file.hpp"
@@ -86,8 +87,8 @@ struct SweepRow {
 
 SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data, const SweepOptions& opts) {
   check_labels_fit(net, data);
-  require(opts.batch_size > 0, "--batch-size must be positive, got " + std::to_string(opts.batch_size));
-  require(opts.sim.timesteps > 0, "--T must be at least 1, got " + std::to_string(opts.sim.timesteps));
+  check_range(opts.batch_size, limits::kBatchSize, "--batch-size");
+  check_range(opts.sim.timesteps, limits::kTimesteps, "--T");
   Communicator& comm = opts.comm ? *opts.comm : single_process();
   const int64_t T = opts.sim.timesteps;
   SweepResult r;
@@ -115,13 +116,8 @@ SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data,
   state.blocks = blocks;
   state.sums.assign(layout.width(), 0.0);
   if (opts.checkpoint) {
-    if (auto saved = opts.checkpoint->find(opts.checkpoint_key)) {
-      require(saved->blocks == blocks && saved->sums.size() == layout.width(),
-              "checkpoint '" + opts.checkpoint->path() + "': sweep '" + opts.checkpoint_key + "' was saved with " +
-                  std::to_string(saved->blocks) + " blocks of " + std::to_string(saved->sums.size()) +
-                  " numbers, this run has " + std::to_string(blocks) + " of " + std::to_string(layout.width()));
-      state = *saved;
-    }
+    const SweepLayout expected{blocks, layout.width(), T, data.size(), opts.batch_size};
+    if (auto saved = opts.checkpoint->find(opts.checkpoint_key, expected)) state = *saved;
   }
 
   const double t_start = now_seconds(), seconds_before = state.seconds;

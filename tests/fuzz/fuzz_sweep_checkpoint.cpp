@@ -10,10 +10,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = snn_fuzz::write_file("sweep.ckpt.h5", data, size);
   snn_fuzz::expect_only_snn_errors([&] {
-    // The job of the committed seeds (tests/fuzz/corpus/fuzz_sweep_checkpoint), so inputs get past it.
-    snn::SweepCheckpoint checkpoint(file, "fuzz-job", snn::single_process());
+    // The job of the committed seeds (tests/fuzz/corpus/fuzz_sweep_checkpoint, tests/fuzz/make_seeds.py),
+    // so that inputs whose digest is recomputed get past it to the value checks.
+    snn::JobKey job;
+    job.add("job", "fuzz-job");
+    snn::SweepCheckpoint checkpoint(file, job, snn::single_process());
     checkpoint.find("model");
-    checkpoint.find("ftbc");
+    checkpoint.find("ftbc", snn::SweepLayout{4, 6, 2, 40, 10});
   });
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "snn/error.hpp"
+#include "snn/isolated_read.hpp"
 
 namespace snn_fuzz {
 
@@ -41,9 +42,12 @@ inline std::string write_file(const std::string& name, const uint8_t* data, size
 }
 
 // HDF5 prints its whole error stack for every malformed file: silence it (errors still reach the caller).
+// The readers run in this process, not in the child process they use in snnc (isolated_read.hpp): the
+// fuzzer must see their coverage, and their crashes are its findings.
 inline void quiet_hdf5() {
   H5::Exception::dontPrint();
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  snn::set_read_isolation(false);
 }
 
 // Runs f; snn::Error is an expected outcome, anything else propagates (and is a finding).

@@ -61,4 +61,47 @@ h5("uint8.h5", rng.integers(0, 255, (3, 1, 4, 4), dtype=np.uint8), np.array([0, 
 h5("float32.h5", rng.random((2, 2, 3, 3), dtype=np.float32), np.array([1, 0], dtype=np.int32))
 h5("chunked.h5", rng.integers(0, 255, (4, 1, 3, 3), dtype=np.uint8), np.array([3, 2, 1, 0], dtype=np.uint8),
    chunks=(2, 1, 3, 3), compression="gzip", fletcher32=True)
+
+# HDF5 storage rules (snn/hdf5_untrusted.hpp): files whose values live elsewhere (external raw storage,
+# a virtual dataset, external and soft links) and one that keeps its own, for fuzz_hdf5_storage.
+def storage_seed(name, build):
+    path = os.path.join(HERE, "corpus", "fuzz_hdf5_storage", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("labels", data=np.array([0, 1], dtype=np.int64))
+        build(f)
+
+
+storage_seed("own.h5", lambda f: f.create_dataset("images", data=np.ones((2, 1, 2, 2), np.float32), chunks=(1, 1, 2, 2),
+                                                   fletcher32=True))
+storage_seed("external.h5", lambda f: f.create_dataset("images", shape=(2, 1, 2, 2), dtype=np.uint8,
+                                                        external=[("pixels.raw", 0, 8)]))
+storage_seed("soft_link.h5", lambda f: f.__setitem__("images", h5py.SoftLink("/labels")))
+storage_seed("external_link.h5", lambda f: f.__setitem__("images", h5py.ExternalLink("other.h5", "/images")))
+
+
+def virtual(f):
+    layout = h5py.VirtualLayout(shape=(2,), dtype=np.int64)
+    layout[...] = h5py.VirtualSource("other.h5", "labels", shape=(2,))
+    f.create_virtual_dataset("images", layout)
+
+
+storage_seed("virtual.h5", virtual)
 print("seeds written under", os.path.join(HERE, "corpus"))
+
+
+# Sweep checkpoints (snn/sweep_checkpoint.hpp), with matching digests and the fuzz target's job, so that
+# mutations reach the value checks: one part, and two parts that fit the target's layout for "ftbc".
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(HERE))
+import sweep_checkpoint_file  # noqa: E402
+
+CKPT_JOB = "o\tjob\tfuzz-job\n"
+ckpt_dir = os.path.join(HERE, "corpus", "fuzz_sweep_checkpoint")
+os.makedirs(ckpt_dir, exist_ok=True)
+sweep_checkpoint_file.write(os.path.join(ckpt_dir, "one_part.h5"), CKPT_JOB,
+                            {"model": (2, 5, 0.25, [3.0, 4.0, 120.0, 7.5])})
+sweep_checkpoint_file.write(os.path.join(ckpt_dir, "two_parts.h5"), CKPT_JOB,
+                            {"model": (4, 4, 1.0, [30.0, 38.0, 400.0, 2.0, 0.0, 9.0]),
+                             "ftbc": (2, 4, 0.5, [17.0, 20.0, 210.0, 1.0, 0.5, 4.0])})

@@ -113,7 +113,7 @@ def test_numpy_arguments_of_the_wrong_dtype_or_shape_raise_value_error(pipeline)
         snnc.Dataset(good, np.array([0, -1]))
     with pytest.raises(TypeError, match="dataset spec"):
         net.sweep(42, T=2)
-    with pytest.raises(ValueError, match="T must be positive"):
+    with pytest.raises(ValueError, match="T must be at least 1"):
         net.simulate(good, T=0)
 
 

@@ -1258,9 +1258,23 @@ def sanity_cases():
     return cs
 
 
+def surface_cases():
+    """Cases kept in files of their own, one per surface (tests/reliability/cases_*.py): each module has
+    cases(rc), rc being this module, whose Case, A, copy_inputs, ... it builds on."""
+    import importlib.util
+    found = []
+    for name in sorted(os.listdir(HERE)):
+        if name.startswith("cases_") and name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(HERE, name))
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            found += mod.cases(sys.modules[__name__])
+    return found
+
+
 def all_cases():
     return (sanity_cases() + cases_data_loss() + cases_output_paths() + cases_full_disk() + cases_signals()
-            + cases_concurrency() + cases_corrupt() + cases_wrong_results() + cases_options())
+            + cases_concurrency() + cases_corrupt() + cases_wrong_results() + cases_options() + surface_cases())
 
 
 # ------------------------------------------------------------------------------------------------ set-up

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "job_keys.hpp"
 #include "option_checks.hpp"
 #include "parallel.hpp"
 #include "snn/error.hpp"
@@ -19,7 +20,17 @@ struct CalibrateArgs {
   std::string model, out, data = "fashion-mnist:train", method = "ftbc-auto";
   snn::conversion::CalibrationOptions opts;
   RunOptions run;
+  std::map<std::string, std::string> given;  // calibration options set on the command line
 };
+
+// What the biases depend on, the contents of the model and of every --data file included (every MPI rank
+// must read the same bytes).
+snn::JobKey calibrate_job(const CalibrateArgs& a, bool reads_data) {
+  snn::JobKey job = run_job_key(a.model, "--data", reads_data ? a.data : "", a.run);
+  job.add("--method", a.method).add("--T", std::to_string(a.opts.timesteps)).add("--alpha", exact_number(a.opts.alpha));
+  job.add("--batches", std::to_string(a.opts.batches)).add("--iters", std::to_string(a.opts.iters));
+  return job.add("--seed", std::to_string(a.opts.seed)).add("--variant", a.opts.variant);
+}
 
 void run_calibrate(CalibrateArgs& a) {
   // Everything that can be checked before the long work is: options, output path, memory.
@@ -27,14 +38,17 @@ void run_calibrate(CalibrateArgs& a) {
   snn::Network net;
   snn::Dataset data;
   std::unique_ptr<snn::Backend> backend;
+  snn::JobKey job;
   collectively([&] {
     method = snn::conversion::make_calibrator(a.method);
+    snn::conversion::require_options_used({a.method}, a.given);
     a.opts.batch_size = a.run.batch_size;
     snn::conversion::check_calibration_options(a.opts, nullptr);
     std::vector<std::string> inputs = {a.model};
     if (method->needs_data()) for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
     check_output(a.out, inputs);
     net = snn::load_network(a.model);
+    method->check_applicable(net, a.opts);
     check_run_memory(net, a.run.batch_size, a.opts.timesteps);
     if (method->needs_data()) {
       require_batch_per_process(a.run.batch_size, "--batch-size");
@@ -42,11 +56,9 @@ void run_calibrate(CalibrateArgs& a) {
       check_readout(net, data, a.data);
     }
     backend = open_backend(a.run);
+    if (world().size() > 1) job = calibrate_job(a, method->needs_data());  // digests: only to compare
   });
-  agree_on_job(job_description(a.model, a.data, a.run) + " method=" + a.method + " T=" +
-               std::to_string(a.opts.timesteps) + " alpha=" + std::to_string(a.opts.alpha) + " batches=" +
-               std::to_string(a.opts.batches) + " iters=" + std::to_string(a.opts.iters) + " seed=" +
-               std::to_string(a.opts.seed) + " variant=" + a.opts.variant);
+  agree_on_job(job);
   a.opts.comm = &world();
   Progress progress("calibrate " + a.method, progress_enabled(a.run));
   std::string last_stage;
@@ -86,7 +98,12 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--variant", a->opts.variant, "FTBC variant: fixed, paper or exact")->capture_default_str()
       ->check(CLI::IsMember({"fixed", "paper", "exact"}));
   add_run_options(cmd, a->run);
-  cmd->callback([a] { run_calibrate(*a); });
+  cmd->callback([a, cmd] {
+    a->given = options_given(*cmd, {{"--data", "--data"}, {"--alpha", "--alpha"}, {"--batches", "--batches"},
+                                    {"--batch-size", "--batch-size"}, {"--iters", "--iters"}, {"--seed", "--seed"},
+                                    {"--variant", "--variant"}});
+    run_calibrate(*a);
+  });
 }
 #else
 void register_calibrate(CLI::App& app) {

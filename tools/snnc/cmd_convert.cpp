@@ -13,6 +13,7 @@
 #include "option_checks.hpp"
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
+#include "snn/path_checks.hpp"
 
 #include "snn/conversion/convert.hpp"
 #include "snn/conversion/model_import.hpp"
@@ -212,6 +213,7 @@ void report_text(const ConvertArgs& a, const snn::conversion::ConversionResult& 
 
 void run_convert(const ConvertArgs& a) {
   using namespace snn::conversion;
+  snn::check_path_length(a.model, "model file");  // "too long", not "cannot open"
   {
     std::vector<std::string> inputs = {a.model};
     for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);

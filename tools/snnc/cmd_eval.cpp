@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "job_keys.hpp"
 #include "option_checks.hpp"
 #include "parallel.hpp"
 #include "snn/error.hpp"
@@ -23,15 +24,20 @@ void run_eval(const EvalArgs& a) {
   snn::Network net;
   snn::Dataset data;
   std::unique_ptr<snn::Backend> backend;
+  snn::JobKey job;
   collectively([&] {
     net = snn::load_network(a.model);
     check_run_memory(net, a.run.batch_size, a.ann_only ? 1 : a.timesteps);
     data = open_dataset(a.data, a.run);
     check_readout(net, data, a.data);
     backend = open_backend(a.run);
+    if (world().size() > 1)  // digests of the model and data: every rank must read the same bytes
+      job = run_job_key(a.model, "--data", a.data, a.run)
+                .add("--T", std::to_string(a.timesteps))
+                .add("--encoding", a.encoding)
+                .add("--ann-only", a.ann_only ? "yes" : "no");
   });
-  agree_on_job(job_description(a.model, a.data, a.run) + " T=" + std::to_string(a.timesteps) + " encoding=" +
-               a.encoding + (a.ann_only ? " ann-only" : ""));
+  agree_on_job(job);
   nlohmann::json j = {{"model", a.model}, {"data", a.data}, {"images", data.size()}, {"device", backend->name()}};
   if (world().size() > 1) j["processes"] = world().size();
   {

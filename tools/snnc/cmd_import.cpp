@@ -7,6 +7,7 @@
 #include "snn/error.hpp"
 #include "snn/model_file.hpp"
 #include "snn/nir_import.hpp"
+#include "snn/path_checks.hpp"
 
 namespace snnc {
 
@@ -19,6 +20,7 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  snn::check_path_length(a.model, "NIR file");  // "too long", not "not found"
   check_output(a.out, {a.model});
   if (!a.input_shape.empty() && a.input_shape.size() != 3)
     throw snn::Error("--input-shape needs 3 values C,H,W, got " + std::to_string(a.input_shape.size()));

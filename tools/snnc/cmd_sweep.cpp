@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "job_keys.hpp"
 #include "option_checks.hpp"
 #include "parallel.hpp"
 #include "snn/error.hpp"
@@ -28,7 +29,16 @@ struct SweepArgs {
   snn::conversion::CalibrationOptions calib;
 #endif
   RunOptions run;
+  bool poisson_seed_given = false;
+  std::map<std::string, std::string> given;  // calibration options set on the command line (calibrate's names)
 };
+
+// Whether the model's own calibration serves `method` for T steps (then it is not calibrated again).
+bool model_has_calibration(const snn::Network& model, const std::string& method, int64_t T) {
+  const auto& meta = model.metadata();
+  return meta.count("calibration") && meta.at("calibration") == method && meta.count("calibration.T") &&
+         std::stoll(meta.at("calibration.T")) >= T;
+}
 
 // The network a method label stands for: "none" = biases removed; the model's own calibration when it
 // has that method for at least T steps; otherwise calibrated here on --calib-data.
@@ -36,16 +46,11 @@ snn::Network variant_for(const std::string& method, const snn::Network& model, c
                          const snn::Dataset* calib_data, snn::Backend& backend, double* seconds) {
   snn::Network net = model;
   *seconds = 0.0;
-  const auto& meta = model.metadata();
-  auto calibrated = meta.find("calibration");
-  auto calibrated_t = meta.find("calibration.T");
   if (method == "model") return net;
 #ifdef SNN_HAVE_CONVERSION
   snn::conversion::clear_calibration(net);
   if (method == "none") return net;
-  if (calibrated != meta.end() && calibrated->second == method && calibrated_t != meta.end() &&
-      std::stoll(calibrated_t->second) >= a.timesteps)
-    return model;
+  if (model_has_calibration(model, method, a.timesteps)) return model;
   auto calibrator = snn::conversion::make_calibrator(method);
   snn::conversion::CalibrationOptions o = a.calib;
   o.timesteps = a.timesteps;
@@ -60,7 +65,7 @@ snn::Network variant_for(const std::string& method, const snn::Network& model, c
   *seconds = r.seconds;
   return net;
 #else
-  (void)a, (void)calib_data, (void)backend, (void)calibrated, (void)calibrated_t;
+  (void)a, (void)calib_data, (void)backend;
   throw snn::Error("--compare " + method + ": snnc was built without the calibration library");
 #endif
 }
@@ -69,10 +74,7 @@ bool needs_calibration_data(const std::vector<std::string>& methods, const snn::
 #ifdef SNN_HAVE_CONVERSION
   for (const auto& m : methods) {
     if (m == "none" || m == "model") continue;
-    const auto& meta = model.metadata();
-    const bool stored = meta.count("calibration") && meta.at("calibration") == m && meta.count("calibration.T") &&
-                        std::stoll(meta.at("calibration.T")) >= T;
-    if (!stored && snn::conversion::make_calibrator(m)->needs_data()) return true;
+    if (!model_has_calibration(model, m, T) && snn::conversion::make_calibrator(m)->needs_data()) return true;
   }
 #else
   (void)methods, (void)model, (void)T;
@@ -142,27 +144,57 @@ void print_table(const std::vector<snn::SweepResult>& results, bool all_steps) {
   }
 }
 
-// Everything the sweep's numbers depend on (for agree_on_job and the checkpoint).
-std::string sweep_job(const SweepArgs& a) {
-  std::string job = job_description(a.model, a.data, a.run) + " T=" + std::to_string(a.timesteps) + " encoding=" +
-                    a.encoding + " seed=" + std::to_string(a.seed) + " compare=";
-  for (const auto& m : a.compare) job += m + ",";
-  if (!a.compare.empty()) {
-    job += " calib-data=" + a.calib_data + " calib-batch-size=" + std::to_string(a.calib_batch_size);
+// Everything the sweep's numbers depend on (for agree_on_job and the checkpoint), the contents of every
+// file it reads included (--calib-data's when a method is calibrated here).
+snn::JobKey sweep_job(const SweepArgs& a, bool need_calib) {
+  snn::JobKey job = run_job_key(a.model, "--data", a.data, a.run);
+  job.add("--T", std::to_string(a.timesteps)).add("--encoding", a.encoding).add("--seed", std::to_string(a.seed));
+  std::string compare;
+  for (const auto& m : a.compare) compare += (compare.empty() ? "" : ",") + m;
+  job.add("--compare", compare);
+  if (a.compare.empty()) return job;
+  if (need_calib) add_data_fields(job, "--calib-data", a.calib_data);
+  else job.add("--calib-data", a.calib_data);
+  job.add("--calib-batch-size", std::to_string(a.calib_batch_size));
 #ifdef SNN_HAVE_CONVERSION
-    job += " alpha=" + std::to_string(a.calib.alpha) + " batches=" + std::to_string(a.calib.batches) + " iters=" +
-           std::to_string(a.calib.iters) + " calib-seed=" + std::to_string(a.calib.seed) + " variant=" + a.calib.variant;
+  job.add("--alpha", exact_number(a.calib.alpha)).add("--batches", std::to_string(a.calib.batches));
+  job.add("--iters", std::to_string(a.calib.iters)).add("--calib-seed", std::to_string(a.calib.seed));
+  job.add("--variant", a.calib.variant);
 #endif
-  }
   return job;
 }
 
-void run_sweep_cmd(const SweepArgs& a) {
-  // Everything that can be checked before the long work is: output paths, memory, labels.
+// Refused before any work: an option no run of this sweep uses, and a --compare method that cannot act on
+// this network at this T (levels at T < L).
+void check_methods(const SweepArgs& a, const snn::Network& net) {
+  if (a.poisson_seed_given && a.encoding == "direct")
+    throw snn::Error("--seed has no effect with --encoding direct (it seeds Poisson encoding)");
+  if (a.compare.empty() && !a.given.empty())
+    throw snn::Error(a.given.begin()->second + " has no effect without --compare (it sets how --compare's methods calibrate)");
+#ifdef SNN_HAVE_CONVERSION
+  snn::conversion::require_options_used(a.compare, a.given);
+  snn::conversion::CalibrationOptions o = a.calib;
+  o.timesteps = a.timesteps;
+  for (const auto& m : a.compare)
+    if (m != "none" && m != "model" && !model_has_calibration(net, m, a.timesteps))
+      snn::conversion::make_calibrator(m)->check_applicable(net, o);
+#else
+  (void)net;
+#endif
+}
+
+// What a sweep runs on, everything checked that can be before the long work: output paths, options,
+// memory, labels; and, with several processes or a checkpoint, the job they must agree on.
+struct SweepSetup {
   snn::Network net;
   snn::Dataset data, calib;
   std::unique_ptr<snn::Backend> backend;
   bool need_calib = false;
+  snn::JobKey job;
+};
+
+SweepSetup prepare_sweep(const SweepArgs& a) {
+  SweepSetup u;
   collectively([&] {
     std::vector<std::string> inputs = {a.model};
     for (const auto& f : dataset_inputs(a.data)) inputs.push_back(f);
@@ -174,22 +206,58 @@ void run_sweep_cmd(const SweepArgs& a) {
       require_distinct_paths(a.checkpoint, a.out, "--checkpoint", "-o");
       check_output(a.checkpoint, inputs, "--checkpoint");
     }
-    net = snn::load_network(a.model);
-    check_run_memory(net, std::max(a.run.batch_size, a.calib_batch_size), a.timesteps);
-    data = open_dataset(a.data, a.run);
-    check_readout(net, data, a.data);
-    need_calib = !a.compare.empty() && needs_calibration_data(a.compare, net, a.timesteps);
-    if (need_calib) {
+    u.net = snn::load_network(a.model);
+    check_methods(a, u.net);
+    check_run_memory(u.net, std::max(a.run.batch_size, a.calib_batch_size), a.timesteps);
+    u.data = open_dataset(a.data, a.run);
+    check_readout(u.net, u.data, a.data);
+    u.need_calib = !a.compare.empty() && needs_calibration_data(a.compare, u.net, a.timesteps);
+    if (u.need_calib) {
       require_batch_per_process(a.calib_batch_size, "--calib-batch-size");
-      calib = snn::load_dataset(a.calib_data);
-      check_readout(net, calib, a.calib_data);
+      u.calib = snn::load_dataset(a.calib_data);
+      check_readout(u.net, u.calib, a.calib_data);
     }
-    backend = open_backend(a.run);
+    u.backend = open_backend(a.run);
+    if (world().size() > 1 || !a.checkpoint.empty()) u.job = sweep_job(a, u.need_calib);  // digests: only to compare
   });
-  const std::string job = sweep_job(a);
-  agree_on_job(job);
+  agree_on_job(u.job);
+  return u;
+}
+
+// The results: the sweep file (-o), then a table or JSON on rank 0.
+void report_sweep(const SweepArgs& a, const std::vector<snn::SweepResult>& results, const std::string& device) {
+  if (!a.out.empty()) {
+    std::map<std::string, std::string> info = {{"command_line", command_line()}, {"model", a.model},
+                                               {"data", a.data},                 {"encoding", a.encoding},
+                                               {"device", device}};
+    collectively([&] {
+      if (is_root()) snn::write_sweep_file(a.out, results, info);
+    });
+  }
+  if (!is_root()) return;
+  if (a.run.json) {
+    nlohmann::json j = to_json(results.front());
+    if (results.size() > 1) {
+      nlohmann::json methods = nlohmann::json::object();
+      for (const auto& r : results) methods[r.method] = to_json(r);
+      j["methods"] = methods;
+    }
+    j["model"] = a.model;
+    j["data"] = a.data;
+    j["device"] = device;
+    if (world().size() > 1) j["processes"] = world().size();
+    if (!a.out.empty()) j["output"] = a.out;
+    print_json(j);
+  } else {
+    print_table(results, a.all_steps);
+    if (!a.out.empty()) std::printf("\n  wrote %s\n", a.out.c_str());
+  }
+}
+
+void run_sweep_cmd(const SweepArgs& a) {
+  const SweepSetup u = prepare_sweep(a);
   std::unique_ptr<snn::SweepCheckpoint> checkpoint;
-  if (!a.checkpoint.empty()) checkpoint = std::make_unique<snn::SweepCheckpoint>(a.checkpoint, job, world());
+  if (!a.checkpoint.empty()) checkpoint = std::make_unique<snn::SweepCheckpoint>(a.checkpoint, u.job, world());
 
   snn::SweepOptions o;
   o.sim.timesteps = a.timesteps;
@@ -203,8 +271,8 @@ void run_sweep_cmd(const SweepArgs& a) {
     Progress progress("sweep", progress_enabled(a.run));
     o.progress = progress.fn();
     o.checkpoint_key = "model";
-    results.push_back(snn::run_sweep(*backend, net, data, o));
-    results.back().method = net.metadata().count("calibration") ? net.metadata().at("calibration") : "none";
+    results.push_back(snn::run_sweep(*u.backend, u.net, u.data, o));
+    results.back().method = u.net.metadata().count("calibration") ? u.net.metadata().at("calibration") : "none";
   } else {
     for (size_t m = 0; m < a.compare.size(); ++m) {
       o.checkpoint_key = a.compare[m];
@@ -212,45 +280,20 @@ void run_sweep_cmd(const SweepArgs& a) {
       const auto saved = checkpoint ? checkpoint->find(o.checkpoint_key) : std::nullopt;
       const bool complete = saved && saved->next_block == saved->blocks;
       double calib_seconds = 0;
-      const snn::Network variant =
-          complete ? net : variant_for(a.compare[m], net, a, need_calib ? &calib : nullptr, *backend, &calib_seconds);
+      const snn::Network variant = complete ? u.net
+                                            : variant_for(a.compare[m], u.net, a, u.need_calib ? &u.calib : nullptr,
+                                                          *u.backend, &calib_seconds);
       Progress progress("sweep " + a.compare[m], progress_enabled(a.run));
       o.progress = progress.fn();
       o.with_ann = m == 0;  // the ANN view does not depend on calibration
-      results.push_back(snn::run_sweep(*backend, variant, data, o));
+      results.push_back(snn::run_sweep(*u.backend, variant, u.data, o));
       results.back().method = a.compare[m];
       results.back().calibration_seconds = calib_seconds;
       if (m > 0) results.back().ann_accuracy = results.front().ann_accuracy;
     }
   }
-
-  if (!a.out.empty()) {
-    std::map<std::string, std::string> info = {{"command_line", command_line()}, {"model", a.model},
-                                               {"data", a.data},                 {"encoding", a.encoding},
-                                               {"device", backend->name()}};
-    collectively([&] {
-      if (is_root()) snn::write_sweep_file(a.out, results, info);
-    });
-  }
+  report_sweep(a, results, u.backend->name());
   if (checkpoint) checkpoint->remove();  // the results are out: nothing is left to resume
-  if (!is_root()) return;
-  if (a.run.json) {
-    nlohmann::json j = to_json(results.front());
-    if (results.size() > 1) {
-      nlohmann::json methods = nlohmann::json::object();
-      for (const auto& r : results) methods[r.method] = to_json(r);
-      j["methods"] = methods;
-    }
-    j["model"] = a.model;
-    j["data"] = a.data;
-    j["device"] = backend->name();
-    if (world().size() > 1) j["processes"] = world().size();
-    if (!a.out.empty()) j["output"] = a.out;
-    print_json(j);
-  } else {
-    print_table(results, a.all_steps);
-    if (!a.out.empty()) std::printf("\n  wrote %s\n", a.out.c_str());
-  }
 }
 }  // namespace
 
@@ -269,7 +312,10 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("-o,--out", args->out, "Write the results to this HDF5 file (sweep.h5)");
   cmd->add_option("--checkpoint", args->checkpoint,
                   "Record finished batches here; the same command started again resumes from it (any number of "
-                  "processes) and deletes it when done");
+                  "processes) and deletes it when done")
+      ->check(CLI::Validator(
+          [](std::string& path) { return path.empty() ? std::string("the file name is empty") : std::string(); },
+          "FILE"));
   cmd->add_flag("--all-steps", args->all_steps, "Show every timestep in the table, not only powers of two");
   cmd->add_option("--compare", args->compare,
                   "Methods to compare on the same images: none, model, ftbc, ftbc-paper, ftbc-exact, ftbc-auto, light, rts")
@@ -288,7 +334,13 @@ void register_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"fixed", "paper", "exact"}));
 #endif
   add_run_options(cmd, args->run);
-  cmd->callback([args] { run_sweep_cmd(*args); });
+  cmd->callback([args, cmd] {
+    args->poisson_seed_given = cmd->get_option("--seed")->count() > 0;
+    args->given = options_given(*cmd, {{"--data", "--calib-data"}, {"--batch-size", "--calib-batch-size"},
+                                       {"--alpha", "--alpha"}, {"--batches", "--batches"}, {"--iters", "--iters"},
+                                       {"--seed", "--calib-seed"}, {"--variant", "--variant"}});
+    run_sweep_cmd(*args);
+  });
 }
 
 }  // namespace snnc

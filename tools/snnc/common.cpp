@@ -5,20 +5,59 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unistd.h>
 
 #include "option_checks.hpp"
 #include "parallel.hpp"
 #include "snn/error.hpp"
+#include "snn/file_kind.hpp"
+#include "snn/image_checks.hpp"
+#include "snn/limits.hpp"
 #include "snn/memory.hpp"
 #include "snn/output_file.hpp"
+#include "snn/path_checks.hpp"
 
 namespace snnc {
 
 namespace {
 std::string g_command_line;
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Set while parsing: the command being run (its -o holds one kind of file) and its --overwrite.
+std::string g_command;
+bool g_overwrite = false;
+
+snn::FileKind output_kind(const std::string& command) {
+  if (command == "export") return snn::FileKind::NirGraph;
+  if (command == "sweep") return snn::FileKind::SweepResults;
+  return snn::FileKind::SnncModel;  // convert, calibrate, import
+}
+
+CLI::Validator seed_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          snn::parse_seed(s, "");
+        } catch (const snn::Error& e) {
+          return std::string(e.what()).substr(1);  // "must be ..." after CLI11's "--seed: "
+        }
+        return {};
+      },
+      "", "seed");
+}
 }  // namespace
+
+void add_common_checks(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    const std::string name = sub->get_name();
+    sub->preparse_callback([name](size_t) { g_command = name; });
+    if (sub->get_option_no_throw("-o"))
+      sub->add_flag("--overwrite", g_overwrite, "Replace an existing -o file even when it holds another kind of file");
+    for (const char* seed : {"--seed", "--calib-seed"})
+      if (CLI::Option* opt = sub->get_option_no_throw(seed)) opt->check(seed_check());
+  }
+}
 
 void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--device", o.device, "Backend: cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -29,8 +68,18 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--json", o.json, "Print one JSON object on stdout");
 }
 
+std::map<std::string, std::string> options_given(const CLI::App& cmd, const std::map<std::string, std::string>& spelled) {
+  std::map<std::string, std::string> given;
+  for (const auto& [name, option] : spelled)
+    if (const CLI::Option* o = cmd.get_option_no_throw(option); o && o->count() > 0) given[name] = option;
+  return given;
+}
+
 void check_output(const std::string& out, const std::vector<std::string>& inputs, const std::string& option) {
-  if (is_root()) snn::check_output_path(out, inputs, option);  // rank 0 alone writes
+  if (!is_root()) return;  // rank 0 alone writes
+  snn::check_output_path(out, inputs, option);
+  // A checkpoint is also read back: its reader refuses, with the reason, a file that is not one.
+  if (option == "-o") snn::check_replaceable(out, output_kind(g_command), g_overwrite, option);
 }
 
 void require_distinct_paths(const std::string& a, const std::string& b, const std::string& option_a,
@@ -42,8 +91,22 @@ void require_distinct_paths(const std::string& a, const std::string& b, const st
 }
 
 std::vector<std::string> dataset_inputs(const std::string& spec) {
-  return spec.empty() ? std::vector<std::string>{} : snn::dataset_files(spec);
+  if (spec.empty()) return {};
+  std::vector<std::string> files = snn::dataset_files(spec);
+  for (const auto& f : files) snn::check_path_length(f, "dataset file");  // "too long", not "not found"
+  return files;
 }
+
+namespace {
+// Once per dataset: the same data checked for calibration and for the sweep is one warning.
+void warn_pixel_range(const snn::Network& net, const snn::Dataset& data, const std::string& spec) {
+  static std::set<std::string> warned;
+  if (!is_root() || !warned.insert(spec).second) return;
+  const std::string w = snn::pixel_range_warning(data.images.data(), data.images.numel(), net.preprocessing(),
+                                                 "dataset '" + spec + "'");
+  if (!w.empty()) std::fprintf(stderr, "snnc: warning: %s\n", w.c_str());
+}
+}  // namespace
 
 void check_readout(const snn::Network& net, const snn::Dataset& data, const std::string& spec) {
   const int out = net.output_node();
@@ -56,6 +119,7 @@ void check_readout(const snn::Network& net, const snn::Dataset& data, const std:
   if (data.num_classes < outputs && is_root())
     std::fprintf(stderr, "snnc: warning: %s but dataset '%s' has %d classes (labels 0..%d): is this the model for "
                  "this data?\n", readout.c_str(), spec.c_str(), data.num_classes, data.num_classes - 1);
+  warn_pixel_range(net, data, spec);
 }
 
 void check_run_memory(const snn::Network& net, int64_t batch, int64_t timesteps) {
@@ -71,35 +135,9 @@ std::unique_ptr<snn::Backend> open_backend(const RunOptions& o) {
   return snn::make_backend(o.device, o.threads, o.quiet || o.json || !is_root(), many ? world().local_rank() : -1);
 }
 
-snn::Dataset open_dataset(const std::string& spec, const RunOptions& o) { return snn::load_dataset(spec, o.limit); }
-
-namespace {
-// A file's identity for a job: its size and FNV-1a of its first and last MiB. Not a security hash, and
-// not the modification time (copies of the data on each node's local disk are the same data); reading
-// all of a 30 GB image set on every process of every run would not be worth it.
-std::string file_fingerprint(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  uint64_t h = 1469598103934665603ull;
-  std::vector<char> buf(size_t(1) << 20);
-  const uintmax_t piece = buf.size();
-  for (uintmax_t at : {uintmax_t(0), size > piece ? size - piece : uintmax_t(0)}) {
-    in.clear();
-    in.seekg(std::streamoff(at));
-    in.read(buf.data(), std::streamsize(buf.size()));
-    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ uint8_t(buf[size_t(i)])) * 1099511628211ull;
-  }
-  char text[48];
-  std::snprintf(text, sizeof text, "%llu:%016llx", (unsigned long long)size, (unsigned long long)h);
-  return text;
-}
-}  // namespace
-
-std::string job_description(const std::string& model, const std::string& data, const RunOptions& o) {
-  std::string d = "model=" + model + "#" + file_fingerprint(model) + " data=" + data;
-  for (const auto& f : dataset_inputs(data)) d += "#" + file_fingerprint(f);
-  return d + " limit=" + std::to_string(o.limit) + " batch=" + std::to_string(o.batch_size) + " device=" + o.device;
+snn::Dataset open_dataset(const std::string& spec, const RunOptions& o) {
+  dataset_inputs(spec);  // an over-long path is "too long", not "not found"
+  return snn::load_dataset(spec, o.limit);
 }
 
 bool progress_enabled(const RunOptions& o) { return !o.quiet && !o.json && is_root() && ::isatty(STDERR_FILENO); }

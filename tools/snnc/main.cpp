@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   snnc::register_sweep(app);
   snnc::register_export(app);
   snnc::register_import(app);
+  snnc::add_common_checks(app);
   std::string commands;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     commands += (commands.empty() ? "" : ", ") + sub->get_name();

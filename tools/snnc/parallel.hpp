@@ -14,6 +14,7 @@
 #include <string>
 
 #include "snn/communicator.hpp"
+#include "snn/job_key.hpp"
 
 namespace snnc {
 
@@ -22,9 +23,11 @@ bool is_root();
 
 // Runs set-up work on every process; a failure on any becomes the same snnc::AgreedError on all.
 void collectively(const std::function<void()>& fn);
-// Every process must run the same job (same command and options): the description is compared with
-// rank 0's (catches mpirun's MPMD form given different commands).
-void agree_on_job(const std::string& job);
+// Every process must run the same job (same command and options; catches mpirun's MPMD form given
+// different commands), field by field, the contents of every file included: a rank that was given other options,
+// or that sees other bytes under a file's name (a stale copy on one node), is refused with one line
+// naming the field (rank 0 prints it).
+void agree_on_job(const snn::JobKey& job);
 // Data-parallel calibration shares each batch: it needs at least one image per process (`option` names
 // the batch size option).
 void require_batch_per_process(int64_t batch, const std::string& option);

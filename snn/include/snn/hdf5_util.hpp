@@ -37,6 +37,11 @@ std::vector<std::string> child_names(const H5::Group& g);
 // failure" or the operating system's errno text), for error messages.
 std::string error_stack_text();
 
+// The bytes of an HDF5 file that write(file) builds in memory (HDF5's core driver).
+std::string file_image(const std::function<void(H5::H5File&)>& write);
+// An HDF5 file opened read-only from such bytes (copied); `name` names it in errors.
+H5::H5File open_image(const std::string& image, const std::string& name);
+
 // Calls write(file) on a new HDF5 file built in memory, then writes it with write_file_atomically
 // (output_file.hpp): `path` ends up either untouched or complete. On any error nothing is left behind.
 void write_atomically(const std::string& path, const std::function<void(H5::H5File&)>& write);

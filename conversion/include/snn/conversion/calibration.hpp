@@ -53,10 +53,21 @@ class Calibrator {
   virtual ~Calibrator() = default;
   virtual std::string name() const = 0;
   virtual bool needs_data() const { return true; }
+  // The calibration options that change what this method does, as `snnc calibrate` spells them
+  // ("--data", "--alpha", "--batches", "--batch-size", "--iters", "--seed", "--variant"). Giving another
+  // is an error (require_options_used): an option that silently does nothing misleads.
+  virtual std::vector<std::string> options_used() const;
+  // Refuses, before any work, a network or T the method cannot act on (e.g. levels at T < L).
+  virtual void check_applicable(const Network&, const CalibrationOptions&) const {}
   // Calibrates net in place for opts.timesteps steps. Throws snn::Error on bad options or data.
   virtual CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
                                       const CalibrationOptions& opts) const = 0;
 };
+
+// Refuses an option the user gave that none of `methods` uses. given: the options set on the command
+// line, by options_used()'s names, each with the spelling of this command ("--batch-size" is sweep's
+// "--calib-batch-size"). "none" and "model" (sweep --compare's labels) use none.
+void require_options_used(const std::vector<std::string>& methods, const std::map<std::string, std::string>& given);
 
 using CalibratorFactory = std::function<std::unique_ptr<Calibrator>()>;
 void register_calibrator(const std::string& name, CalibratorFactory factory);

@@ -27,6 +27,8 @@ class FtbcCalibrator : public Calibrator {
   explicit FtbcCalibrator(std::string name = "ftbc", std::string forced_variant = "")
       : name_(std::move(name)), forced_variant_(std::move(forced_variant)) {}
   std::string name() const override { return name_; }
+  // --variant only where it is not forced; the exact variant takes no step size.
+  std::vector<std::string> options_used() const override;
   CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
                               const CalibrationOptions& opts) const override;
 

@@ -19,6 +19,8 @@ class LevelsCalibrator : public Calibrator {
  public:
   std::string name() const override { return "levels"; }
   bool needs_data() const override { return false; }
+  std::vector<std::string> options_used() const override { return {}; }
+  void check_applicable(const Network& net, const CalibrationOptions& opts) const override;  // require_levels_fit
   CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
                               const CalibrationOptions& opts) const override;
 };
@@ -26,6 +28,10 @@ class LevelsCalibrator : public Calibrator {
 // Sets every signed QCFS layer with L ≤ T to θ·T/L and a cap of L net spikes (no bias); returns how
 // many layers it set. Throws, naming the layer, when the network has a binary QCFS layer.
 int64_t spread_levels_over_steps(Network& net, int64_t timesteps);
+// Refuses (snn::Error naming --T, the layer and its L) a network with a QCFS layer of more levels than T:
+// "levels" would leave that layer as it is. LevelsCalibrator::calibrate calls it first; front ends may call
+// it before other long work (sweep --compare).
+void require_levels_fit(const Network& net, int64_t timesteps);
 // Whether the spread reproduces every QCFS layer at t = T: there is one, and each is signed with L <= T.
 bool levels_apply(const Network& net, int64_t timesteps);
 

@@ -10,6 +10,7 @@ namespace snn::conversion {
 class LightCalibrator : public Calibrator {
  public:
   std::string name() const override { return "light"; }
+  std::vector<std::string> options_used() const override { return {"--data", "--batches", "--batch-size", "--iters", "--seed"}; }
   CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
                               const CalibrationOptions& opts) const override;
 };

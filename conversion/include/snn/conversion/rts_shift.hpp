@@ -11,6 +11,7 @@ class RtsShiftCalibrator : public Calibrator {
  public:
   std::string name() const override { return "rts"; }
   bool needs_data() const override { return false; }
+  std::vector<std::string> options_used() const override { return {}; }
   CalibrationReport calibrate(Network& net, Backend& backend, const Dataset& data,
                               const CalibrationOptions& opts) const override;
 };
