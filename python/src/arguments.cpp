@@ -84,6 +84,13 @@ double real_argument(const py::handle& v, const snn::RealRange& r, const std::st
   return x;
 }
 
+uint64_t encoding_seed_argument(const py::handle& v, const std::string& encoding) {
+  if (v.is_none()) return 0;
+  const uint64_t seed = seed_argument(v, "seed");  // a wrong type is named first
+  if (encoding == "direct") raise_argument_error("seed has no effect with encoding 'direct' (it seeds Poisson encoding)");
+  return seed;
+}
+
 uint64_t seed_argument(const py::handle& v, const std::string& name) {
   const py::int_ i = as_int(v, name);
   try {

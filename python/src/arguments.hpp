@@ -26,6 +26,9 @@ int64_t whole_argument(const py::handle& v, const snn::WholeRange& r, const std:
 double real_argument(const py::handle& v, const snn::RealRange& r, const std::string& name);
 // A seed: an int in [0, 2^64 - 1] (snn::parse_seed's rule).
 uint64_t seed_argument(const py::handle& v, const std::string& name);
+// The seed of Poisson encoding: None is 0; a seed given with encoding 'direct' is an error, as the CLI's
+// --seed is (it would do nothing).
+uint64_t encoding_seed_argument(const py::handle& v, const std::string& encoding);
 bool bool_argument(const py::handle& v, const std::string& name);
 // A str without NUL bytes.
 std::string text_argument(const py::handle& v, const std::string& name);

@@ -75,8 +75,9 @@ snn::SweepResult sweep(const snn::Network& net, const py::handle& data, const py
   snn::SweepOptions o;
   o.sim.timesteps = whole_argument(T_arg, snn::limits::kTimesteps, "T");
   const RunArguments run = run_arguments(device, threads, batch_size);
-  o.sim.encoding = snn::parse_encoding(choice_argument(encoding, {"direct", "poisson"}, "encoding"));
-  o.sim.seed = seed_argument(seed, "seed");
+  const std::string encoding_name = choice_argument(encoding, {"direct", "poisson"}, "encoding");
+  o.sim.encoding = snn::parse_encoding(encoding_name);
+  o.sim.seed = encoding_seed_argument(seed, encoding_name);
   o.batch_size = run.batch_size;
   o.with_ann = bool_argument(ann, "ann");
   const int64_t first = whole_argument(limit, snn::limits::kImageLimit, "limit");
@@ -122,7 +123,7 @@ Simulation simulate(const snn::Network& net, const py::handle& images, const py:
   const RunArguments run = run_arguments(device, threads, batch_size_arg);
   const int64_t batch_size = run.batch_size;
   const std::string encoding = choice_argument(encoding_arg, {"direct", "poisson"}, "encoding");
-  const uint64_t seed = seed_argument(seed_arg, "seed");
+  const uint64_t seed = encoding_seed_argument(seed_arg, encoding);
   const ImageArray in(images, net.input_shape(), "images");
   in.warn_about_range(net.preprocessing());
   check_simulation_memory(net, std::min(batch_size, in.size()), T);
@@ -303,11 +304,12 @@ ValueError); both are snnc.Error.)doc")
       .def("__deepcopy__", [](const Network& n, py::dict) { return Network(n); })
       .def("sweep", &sweep, py::arg("data") = "fashion-mnist:test", py::arg("T") = 32, py::kw_only(),
            py::arg("device") = "auto", py::arg("threads") = 0, py::arg("batch_size") = 128,
-           py::arg("encoding") = "direct", py::arg("seed") = 0, py::arg("limit") = 0, py::arg("ann") = true,
+           py::arg("encoding") = "direct", py::arg("seed") = py::none(), py::arg("limit") = 0, py::arg("ann") = true,
            py::arg("progress") = py::none(), R"doc(
 Accuracy at every t <= T from one simulation over `data` (a spec such as 'fashion-mnist:test', a file,
 an snnc.Dataset, or (images, labels) arrays), with firing rates and operation counts: a SweepResult.
-encoding: 'direct' (the analog image every step) or 'poisson' (seeded). limit > 0: the first images
+encoding: 'direct' (the analog image every step) or 'poisson' (seeded by seed; None: 0; a seed with
+'direct' is an error, as it would do nothing). limit > 0: the first images
 only. ann: also the CNN's accuracy on the same images. progress: None (a bar when stderr is a terminal),
 True, False, or a callable(done, total, stage). Ctrl-C stops it between batches (KeyboardInterrupt).)doc")
       .def("ann", &ann, py::arg("images"), py::kw_only(), py::arg("device") = "auto", py::arg("threads") = 0,
@@ -315,11 +317,12 @@ True, False, or a callable(done, total, stage). Ctrl-C stops it between batches 
 The CNN (ANN view) of the network on images: uint8 or float32 NumPy [N, C, H, W] (raw pixels, as in a
 dataset: uint8 scaled to [0, 1], normalisation applied here). Returns float32 class scores [N, K].)doc")
       .def("simulate", &simulate, py::arg("images"), py::arg("T") = 32, py::kw_only(), py::arg("encoding") = "direct",
-           py::arg("seed") = 0, py::arg("device") = "auto", py::arg("threads") = 0, py::arg("batch_size") = 128,
+           py::arg("seed") = py::none(), py::arg("device") = "auto", py::arg("threads") = 0, py::arg("batch_size") = 128,
            py::arg("progress") = py::none(), R"doc(
 Simulates the SNN on images (uint8 or float32 NumPy [N, C, H, W], read in place) for T steps: an
 snnc.Simulation with the prediction after every step ([T, N]), the summed readout ([N, K]) and spike /
-operation counts per layer and step. Poisson spikes are seeded per batch as a sweep seeds them.)doc")
+operation counts per layer and step. Poisson spikes are seeded per batch as a sweep seeds them (seed:
+None is 0; given with encoding 'direct', an error).)doc")
       .def("export_nir", [](const Network& net, const py::handle& path_arg, const py::handle& mean_bias,
                             const py::handle& overwrite) {
              const std::string path = output_argument(path_arg, overwrite, "export_nir");

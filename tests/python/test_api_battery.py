@@ -92,6 +92,12 @@ def test_seeds_out_of_range_are_errors_not_clamps(net, seed):
     assert message == f"seed must be a whole number in [0, 18446744073709551615], got '{seed}'"
 
 
+def test_a_seed_with_direct_encoding_is_an_error_as_on_the_cli(net):
+    # It would do nothing: direct encoding draws no random numbers.
+    for call in (lambda: net.simulate(GOOD, T=2, seed=3), lambda: net.sweep("fashion-mnist:test", T=2, seed=0)):
+        assert py_error(call, snnc.ArgumentError) == "seed has no effect with encoding 'direct' (it seeds Poisson encoding)"
+
+
 def test_the_largest_seed_is_a_seed(net):
     a = net.simulate(GOOD, T=3, seed=2**64 - 1, encoding="poisson", device="cpu", threads=1)
     b = net.simulate(GOOD, T=3, seed=2**64 - 1, encoding="poisson", device="cpu", threads=1)
@@ -112,7 +118,8 @@ def test_wrong_types_are_refused_by_name(net, keyword, value):
 
 
 def test_numpy_scalars_are_numbers(net):
-    sim = net.simulate(GOOD, T=np.int64(2), seed=np.uint64(3), batch_size=np.int32(2), device="cpu", threads=1)
+    sim = net.simulate(GOOD, T=np.int64(2), seed=np.uint64(3), encoding="poisson", batch_size=np.int32(2), device="cpu",
+                       threads=1)
     assert sim.timesteps == 2 and sim.images == 4
 
 
