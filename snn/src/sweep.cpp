@@ -83,6 +83,25 @@ struct SweepRow {
   double* synaptic_ops(double* r, int64_t w) const { return r + T * (1 + L + w); }
   double* dense_macs(double* r, int64_t w) const { return r + T * (1 + L + W + w); }
 };
+
+// The sums over every image turned into the result's rates: accuracy in percent per step, firing rates
+// per neuron, operation counts per image.
+void add_rates(SweepResult& r, const SweepRow& layout, std::vector<double>& summed, double images) {
+  const int64_t T = layout.T;
+  double* sums = summed.data();
+  for (int64_t t = 0; t < T; ++t) r.accuracy.push_back(100.0 * layout.correct(sums)[t] / images);
+  for (int64_t l = 0; l < layout.L; ++l) {
+    r.firing_rate.emplace_back(layout.spikes(sums, l), layout.spikes(sums, l) + T);
+    for (auto& v : r.firing_rate.back()) v /= images * double(r.neurons[size_t(l)]);
+  }
+  for (int64_t w = 0; w < layout.W; ++w) {
+    r.synaptic_ops.emplace_back(layout.synaptic_ops(sums, w), layout.synaptic_ops(sums, w) + T);
+    r.dense_macs.emplace_back(layout.dense_macs(sums, w), layout.dense_macs(sums, w) + T);
+  }
+  for (auto* m : {&r.synaptic_ops, &r.dense_macs})
+    for (auto& row : *m)
+      for (auto& v : row) v /= images;
+}
 }  // namespace
 
 SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data, const SweepOptions& opts) {
@@ -152,21 +171,7 @@ SweepResult run_sweep(Backend& backend, const Network& net, const Dataset& data,
         if (opts.progress && comm.is_root()) opts.progress(std::min(data.size(), done * opts.batch_size), data.size());
       });
   r.seconds = seconds_before + (now_seconds() - t_start);
-
-  const double images = double(data.size());
-  double* sums = state.sums.data();
-  for (int64_t t = 0; t < T; ++t) r.accuracy.push_back(100.0 * layout.correct(sums)[t] / images);
-  for (int64_t l = 0; l < layout.L; ++l) {
-    r.firing_rate.emplace_back(layout.spikes(sums, l), layout.spikes(sums, l) + T);
-    for (auto& v : r.firing_rate.back()) v /= images * double(r.neurons[size_t(l)]);
-  }
-  for (int64_t w = 0; w < layout.W; ++w) {
-    r.synaptic_ops.emplace_back(layout.synaptic_ops(sums, w), layout.synaptic_ops(sums, w) + T);
-    r.dense_macs.emplace_back(layout.dense_macs(sums, w), layout.dense_macs(sums, w) + T);
-  }
-  for (auto* m : {&r.synaptic_ops, &r.dense_macs})
-    for (auto& row : *m)
-      for (auto& v : row) v /= images;
+  add_rates(r, layout, state.sums, double(data.size()));
   return r;
 }
 
